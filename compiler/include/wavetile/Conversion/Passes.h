@@ -1,0 +1,24 @@
+//===- Passes.h - conversions -----------------------------------*- C++ -*-===//
+#ifndef WAVETILE_CONVERSION_PASSES_H
+#define WAVETILE_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace wavetile {
+#define GEN_PASS_DECL
+#include "wavetile/Conversion/Passes.h.inc"
+#define GEN_PASS_REGISTRATION
+#include "wavetile/Conversion/Passes.h.inc"
+
+/// Suffix of the driver function that runs a host kernel over its whole grid.
+inline constexpr const char *kHostGridSuffix = "__grid";
+} // namespace wavetile
+
+#endif

@@ -1,0 +1,34 @@
+//===- TileBase.td - the tile dialect ------------------------*- tablegen -*-===//
+#ifndef WAVETILE_TILE_BASE
+#define WAVETILE_TILE_BASE
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def Tile_Dialect : Dialect {
+  let name = "tile";
+  let cppNamespace = "::wavetile::tile";
+  let summary = "Block-level tile programs: tiles, layouts, pointers, buffer views, shared memory";
+  let description = [{
+    A kernel is a block-level SPMD program. Values are tiles (ranked tensors, optionally
+    carrying a distributed layout as their encoding), scalars, global pointers, bounded
+    buffer views and shared-memory buffers. Elementwise math uses `arith`/`math` on tiles;
+    control flow uses `scf`.
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Unit attribute marking a `func.func` as a tile kernel.
+    static constexpr ::llvm::StringLiteral kKernelAttrName = "tile.kernel";
+    /// i32 attribute on a kernel: warps per block.
+    static constexpr ::llvm::StringLiteral kNumWarpsAttrName = "tile.num_warps";
+    /// i32 attribute on a kernel or module: threads per warp (64 on CDNA, 32 on NVIDIA).
+    static constexpr ::llvm::StringLiteral kWarpSizeAttrName = "tile.warp_size";
+  }];
+}
+
+class Tile_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tile_Dialect, mnemonic, traits>;
+
+#endif

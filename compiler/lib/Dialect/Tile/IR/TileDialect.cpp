@@ -1,0 +1,377 @@
+//===- TileDialect.cpp - dialect, types and layout attributes -------------===//
+
+#include "wavetile/Dialect/Tile/IR/TileDialect.h"
+
+#include "wavetile/Atoms/AtomTable.h"
+#include "wavetile/Layout/LayoutAlgebra.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace wavetile::tile;
+
+#include "wavetile/Dialect/Tile/IR/TileDialect.cpp.inc"
+#include "wavetile/Dialect/Tile/IR/TileEnums.cpp.inc"
+#include "wavetile/Dialect/Tile/IR/TileAttrInterfaces.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "wavetile/Dialect/Tile/IR/TileAttrs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "wavetile/Dialect/Tile/IR/TileTypes.cpp.inc"
+
+void TileDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "wavetile/Dialect/Tile/IR/TileOps.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "wavetile/Dialect/Tile/IR/TileTypes.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "wavetile/Dialect/Tile/IR/TileAttrs.cpp.inc"
+      >();
+}
+
+int64_t wavetile::tile::numElements(RankedTensorType tensorType) {
+  return tensorType.getNumElements();
+}
+
+RankedTensorType wavetile::tile::stripEncoding(RankedTensorType tensorType) {
+  return RankedTensorType::get(tensorType.getShape(), tensorType.getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+static bool isMemoryElementType(Type type) {
+  return type.isIntOrFloat();
+}
+
+LogicalResult PtrType::verify(function_ref<InFlightDiagnostic()> emitError, Type elementType) {
+  if (!isMemoryElementType(elementType))
+    return emitError() << "pointer element type must be an integer or float scalar, got "
+                       << elementType;
+  return success();
+}
+
+LogicalResult BufferType::verify(function_ref<InFlightDiagnostic()> emitError, Type elementType) {
+  if (!isMemoryElementType(elementType))
+    return emitError() << "buffer element type must be an integer or float scalar, got "
+                       << elementType;
+  return success();
+}
+
+LogicalResult SharedType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 ArrayRef<int64_t> shape, Type elementType, Attribute encoding) {
+  if (shape.empty())
+    return emitError() << "shared buffer must have rank >= 1";
+  for (int64_t dim : shape)
+    if (dim <= 0)
+      return emitError() << "shared buffer dimensions must be static and positive";
+  if (!isMemoryElementType(elementType))
+    return emitError() << "shared buffer element type must be an integer or float scalar";
+  if (encoding) {
+    auto layout = dyn_cast<SharedLayoutAttr>(encoding);
+    if (!layout)
+      return emitError() << "shared buffer encoding must be #tile.shared_layout";
+    if (layout.getOrder().size() != shape.size())
+      return emitError() << "shared layout order has " << layout.getOrder().size()
+                         << " entries but the buffer has rank " << shape.size();
+  }
+  return success();
+}
+
+SharedType SharedType::cloneWith(std::optional<ArrayRef<int64_t>> shape, Type elementType) const {
+  return SharedType::get(getContext(), shape ? *shape : getShape(), elementType, getEncoding());
+}
+
+// !tile.shared<4x64x64xf16> or !tile.shared<64x64xf16, #tile.shared_layout<...>>
+Type SharedType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  Attribute encoding;
+  if (parser.parseLess() || parser.parseDimensionList(shape, /*allowDynamic=*/false) ||
+      parser.parseType(elementType))
+    return {};
+  if (succeeded(parser.parseOptionalComma()) && parser.parseAttribute(encoding))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<SharedType>(parser.getContext(), shape, elementType, encoding);
+}
+
+void SharedType::print(AsmPrinter &printer) const {
+  printer << "<";
+  printer.printDimensionList(getShape());
+  printer << "x" << getElementType();
+  if (getEncoding())
+    printer << ", " << getEncoding();
+  printer << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// Layout attributes
+//===----------------------------------------------------------------------===//
+
+static int64_t product(ArrayRef<unsigned> values) {
+  int64_t result = 1;
+  for (unsigned v : values)
+    result *= v;
+  return result;
+}
+
+static bool isPermutation(ArrayRef<unsigned> order) {
+  SmallVector<bool> seen(order.size(), false);
+  for (unsigned d : order) {
+    if (d >= order.size() || seen[d])
+      return false;
+    seen[d] = true;
+  }
+  return true;
+}
+
+static bool isPowerOf2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+LogicalResult BlockedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                        ArrayRef<unsigned> sizePerThread,
+                                        ArrayRef<unsigned> threadsPerWarp,
+                                        ArrayRef<unsigned> warpsPerBlock, ArrayRef<unsigned> order) {
+  size_t rank = sizePerThread.size();
+  if (rank == 0)
+    return emitError() << "blocked layout needs at least one dimension";
+  if (threadsPerWarp.size() != rank || warpsPerBlock.size() != rank || order.size() != rank)
+    return emitError() << "blocked layout: sizePerThread, threadsPerWarp, warpsPerBlock and "
+                          "order must all have the same length";
+  if (llvm::is_contained(sizePerThread, 0u) || llvm::is_contained(threadsPerWarp, 0u) ||
+      llvm::is_contained(warpsPerBlock, 0u))
+    return emitError() << "blocked layout: sizes must be positive";
+  if (!isPermutation(order))
+    return emitError() << "blocked layout: order must be a permutation of 0.." << rank - 1;
+  int64_t warpSize = product(threadsPerWarp);
+  if (warpSize != 32 && warpSize != 64)
+    return emitError() << "blocked layout: threadsPerWarp multiply to " << warpSize
+                       << ", but a warp has 32 (NVIDIA) or 64 (CDNA) threads";
+  if (!isPowerOf2(product(warpsPerBlock)))
+    return emitError() << "blocked layout: warps per block must be a power of two";
+  return success();
+}
+
+int64_t BlockedLayoutAttr::getWarpSize() const { return product(getThreadsPerWarp()); }
+int64_t BlockedLayoutAttr::getNumWarps() const { return product(getWarpsPerBlock()); }
+
+LogicalResult
+BlockedLayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
+                                  function_ref<InFlightDiagnostic()> emitError) const {
+  if (shape.size() != getSizePerThread().size())
+    return emitError() << "blocked layout of rank " << getSizePerThread().size()
+                       << " does not match a tile of rank " << shape.size();
+  for (auto [d, dim] : llvm::enumerate(shape)) {
+    int64_t covered = int64_t(getSizePerThread()[d]) * getThreadsPerWarp()[d] * getWarpsPerBlock()[d];
+    if (dim % covered != 0 && covered % dim != 0)
+      return emitError() << "blocked layout covers " << covered << " elements of dimension " << d
+                         << ", which neither divides nor is divided by the tile's " << dim;
+  }
+  return success();
+}
+
+LogicalResult SliceLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError, unsigned dim,
+                                      DistributedLayoutAttr parent) {
+  if (!parent)
+    return emitError() << "slice layout needs a distributed parent layout";
+  return success();
+}
+
+int64_t SliceLayoutAttr::getWarpSize() const { return getParent().getWarpSize(); }
+int64_t SliceLayoutAttr::getNumWarps() const { return getParent().getNumWarps(); }
+
+LogicalResult
+SliceLayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
+                                function_ref<InFlightDiagnostic()> emitError) const {
+  auto parentEncoding = dyn_cast<VerifiableTensorEncoding>(Attribute(getParent()));
+  if (!parentEncoding)
+    return success();
+  // The parent sees the tile with the sliced dimension restored at size 1.
+  SmallVector<int64_t> parentShape(shape);
+  if (getDim() > parentShape.size())
+    return emitError() << "slice dim " << getDim() << " exceeds the tile rank " << shape.size();
+  parentShape.insert(parentShape.begin() + getDim(), 1);
+  return parentEncoding.verifyEncoding(parentShape, elementType, emitError);
+}
+
+LogicalResult MmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef atom,
+                                    ArrayRef<unsigned> warpsPerBlock) {
+  if (!wavetile::atoms::lookupAtom(std::string_view(atom.data(), atom.size())))
+    return emitError() << "unknown atom '" << atom << "' (not in the atom table)";
+  if (warpsPerBlock.size() != 2)
+    return emitError() << "mma layout: warpsPerBlock must have 2 entries";
+  if (llvm::is_contained(warpsPerBlock, 0u) || !isPowerOf2(product(warpsPerBlock)))
+    return emitError() << "mma layout: warps per block must be a positive power of two";
+  return success();
+}
+
+static const wavetile::atoms::Atom &atomOf(MmaLayoutAttr layout) {
+  StringRef name = layout.getAtom();
+  return *wavetile::atoms::lookupAtom(std::string_view(name.data(), name.size()));
+}
+
+int64_t MmaLayoutAttr::getWarpSize() const { return atomOf(*this).waveSize; }
+int64_t MmaLayoutAttr::getNumWarps() const { return product(getWarpsPerBlock()); }
+
+static LogicalResult verifyMultipleOf(ArrayRef<int64_t> shape, int64_t rows, int64_t cols,
+                                      StringRef what, function_ref<InFlightDiagnostic()> emitError) {
+  if (shape.size() != 2)
+    return emitError() << what << " layouts apply to 2-D tiles, got rank " << shape.size();
+  if (shape[0] % rows != 0 || shape[1] % cols != 0)
+    return emitError() << what << " layout needs a tile that is a multiple of " << rows << "x"
+                       << cols << ", got " << shape[0] << "x" << shape[1];
+  return success();
+}
+
+LogicalResult MmaLayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
+                                            function_ref<InFlightDiagnostic()> emitError) const {
+  const auto &atom = atomOf(*this);
+  return verifyMultipleOf(shape, atom.m, atom.n, "mma accumulator", emitError);
+}
+
+LogicalResult DotOperandLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                           unsigned operandIndex, MmaLayoutAttr parent) {
+  if (operandIndex > 1)
+    return emitError() << "dot operand index must be 0 (A) or 1 (B), got " << operandIndex;
+  return success();
+}
+
+int64_t DotOperandLayoutAttr::getWarpSize() const { return getParent().getWarpSize(); }
+int64_t DotOperandLayoutAttr::getNumWarps() const { return getParent().getNumWarps(); }
+
+LogicalResult
+DotOperandLayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
+                                     function_ref<InFlightDiagnostic()> emitError) const {
+  const auto &atom = atomOf(getParent());
+  if (getOperandIndex() == 0)
+    return verifyMultipleOf(shape, atom.m, atom.k, "dot operand A", emitError);
+  return verifyMultipleOf(shape, atom.k, atom.n, "dot operand B", emitError);
+}
+
+static std::optional<wavetile::layout::Layout> parseLinearMap(StringRef map, std::string *error) {
+  auto layout = wavetile::layout::parseLayout(std::string_view(map.data(), map.size()), error);
+  if (layout && layout->rank() != 3) {
+    *error = "expected 3 top-level modes (values, lanes, warps), got " +
+             std::to_string(layout->rank());
+    return std::nullopt;
+  }
+  return layout;
+}
+
+LogicalResult LinearLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError, StringRef map) {
+  std::string error;
+  auto layout = parseLinearMap(map, &error);
+  if (!layout)
+    return emitError() << "invalid linear layout \"" << map << "\": " << error;
+  int64_t lanes = layout->mode(1).size();
+  if (lanes != 32 && lanes != 64)
+    return emitError() << "linear layout lane mode has " << lanes
+                       << " entries, but a warp has 32 or 64 threads";
+  return success();
+}
+
+int64_t LinearLayoutAttr::getWarpSize() const {
+  std::string error;
+  return parseLinearMap(getMap(), &error)->mode(1).size();
+}
+
+int64_t LinearLayoutAttr::getNumWarps() const {
+  std::string error;
+  return parseLinearMap(getMap(), &error)->mode(2).size();
+}
+
+LogicalResult
+LinearLayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
+                                 function_ref<InFlightDiagnostic()> emitError) const {
+  std::string error;
+  auto layout = *parseLinearMap(getMap(), &error);
+  int64_t elements = 1;
+  for (int64_t dim : shape)
+    elements *= dim;
+  // Every element of the tile must be held by some thread; nothing may fall outside it.
+  std::vector<bool> reached(elements, false);
+  for (int64_t i = 0, e = layout.size(); i < e; ++i) {
+    int64_t index = layout(i);
+    if (index < 0 || index >= elements)
+      return emitError() << "linear layout maps to element " << index
+                         << ", outside a tile of " << elements << " elements";
+    reached[index] = true;
+  }
+  auto missing = llvm::find(reached, false);
+  if (missing != reached.end())
+    return emitError() << "linear layout does not cover the tile: element "
+                       << (missing - reached.begin()) << " is held by no thread";
+  return success();
+}
+
+LogicalResult SharedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError, unsigned vec,
+                                       unsigned perPhase, unsigned maxPhase,
+                                       ArrayRef<unsigned> order, unsigned padding) {
+  if (!isPowerOf2(vec) || !isPowerOf2(perPhase) || !isPowerOf2(maxPhase))
+    return emitError() << "shared layout: vec, perPhase and maxPhase must be powers of two";
+  if (!isPermutation(order))
+    return emitError() << "shared layout: order must be a permutation";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel attributes: every layout in a kernel must agree with its warp shape.
+//===----------------------------------------------------------------------===//
+
+LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribute attribute) {
+  StringRef name = attribute.getName().getValue();
+  if (name == kNumWarpsAttrName || name == kWarpSizeAttrName) {
+    auto value = dyn_cast<IntegerAttr>(attribute.getValue());
+    if (!value || value.getInt() <= 0)
+      return op->emitError() << "'" << name << "' must be a positive integer";
+    if (name == kWarpSizeAttrName && value.getInt() != 32 && value.getInt() != 64)
+      return op->emitError() << "'" << name << "' must be 32 or 64";
+    return success();
+  }
+  if (name != kKernelAttrName)
+    return op->emitError() << "unknown tile dialect attribute '" << name << "'";
+  auto func = dyn_cast<func::FuncOp>(op);
+  if (!func)
+    return op->emitError() << "'" << name << "' applies to func.func only";
+  if (func.getFunctionType().getNumResults() != 0)
+    return op->emitError() << "a tile kernel returns no values; write results through pointers";
+
+  auto numWarps = op->getAttrOfType<IntegerAttr>(kNumWarpsAttrName);
+  IntegerAttr warpSize = op->getAttrOfType<IntegerAttr>(kWarpSizeAttrName);
+  if (!warpSize)
+    if (auto module = op->getParentOp())
+      warpSize = module->getAttrOfType<IntegerAttr>(kWarpSizeAttrName);
+  auto checkType = [&](Type type, Operation *where) -> LogicalResult {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    auto layout = tensor ? dyn_cast_or_null<DistributedLayoutAttr>(tensor.getEncoding()) : nullptr;
+    if (!layout)
+      return success();
+    if (numWarps && layout.getNumWarps() != numWarps.getInt())
+      return where->emitOpError() << "uses a layout for " << layout.getNumWarps()
+                                  << " warps in a kernel of " << numWarps.getInt() << " warps";
+    if (warpSize && layout.getWarpSize() != warpSize.getInt())
+      return where->emitOpError() << "uses a layout for " << layout.getWarpSize()
+                                  << "-thread warps, but the kernel's warps have "
+                                  << warpSize.getInt() << " threads";
+    return success();
+  };
+  WalkResult result = func.walk([&](Operation *inner) {
+    for (Type type : inner->getResultTypes())
+      if (failed(checkType(type, inner)))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}

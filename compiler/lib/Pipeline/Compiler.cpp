@@ -1,0 +1,337 @@
+//===- Compiler.cpp - the public compiler API -----------------------------===//
+
+#include "wavetile/Compiler.h"
+
+#include "wavetile/Conversion/Passes.h"
+#include "wavetile/Dialect/Tile/IR/TileDialect.h"
+#include "wavetile/Pipeline/ModuleImpl.h"
+#include "wavetile/Pipeline/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace wavetile;
+
+//===----------------------------------------------------------------------===//
+// Diagnostics
+//===----------------------------------------------------------------------===//
+
+std::string wavetile::formatLocation(mlir::Location loc) {
+  std::string found;
+  loc->walk([&](mlir::Location inner) {
+    if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(inner)) {
+      found = (file.getFilename().str() + ":" + std::to_string(file.getLine()) + ":" +
+               std::to_string(file.getColumn()));
+      return mlir::WalkResult::interrupt();
+    }
+    return mlir::WalkResult::advance();
+  });
+  return found.empty() ? "<unknown>" : found;
+}
+
+static const char *severityName(mlir::DiagnosticSeverity severity) {
+  switch (severity) {
+  case mlir::DiagnosticSeverity::Error:
+    return "error";
+  case mlir::DiagnosticSeverity::Warning:
+    return "warning";
+  case mlir::DiagnosticSeverity::Note:
+    return "note";
+  case mlir::DiagnosticSeverity::Remark:
+    return "remark";
+  }
+  return "error";
+}
+
+DiagnosticCapture::DiagnosticCapture(mlir::MLIRContext *context) : context(context) {
+  handlerId = context->getDiagEngine().registerHandler([this](mlir::Diagnostic &diag) {
+    text += formatLocation(diag.getLocation()) + ": " + severityName(diag.getSeverity()) + ": " +
+            diag.str() + "\n";
+    for (mlir::Diagnostic &note : diag.getNotes())
+      text += formatLocation(note.getLocation()) + ": note: " + note.str() + "\n";
+    return mlir::success();
+  });
+}
+
+DiagnosticCapture::~DiagnosticCapture() { context->getDiagEngine().eraseHandler(handlerId); }
+
+std::string DiagnosticCapture::take() { return std::exchange(text, {}); }
+
+//===----------------------------------------------------------------------===//
+// Module
+//===----------------------------------------------------------------------===//
+
+Module::Impl::Impl() {
+  mlir::DialectRegistry registry;
+  registerDialects(registry);
+  context = std::make_unique<mlir::MLIRContext>(registry);
+  context->loadDialect<tile::TileDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,
+                       mlir::math::MathDialect, mlir::scf::SCFDialect>();
+}
+
+Module::Module(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Module::~Module() = default;
+Module::Module(Module &&) noexcept = default;
+Module &Module::operator=(Module &&) noexcept = default;
+
+std::unique_ptr<Module> Module::parse(std::string_view text, std::string_view bufferName, std::string *error) {
+  auto impl = std::make_unique<Impl>();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(text.data(), text.size()),
+                                           llvm::StringRef(bufferName.data(), bufferName.size())),
+      llvm::SMLoc());
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, impl->context.get(), os);
+  impl->module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, impl->context.get());
+  if (!impl->module) {
+    if (error)
+      *error = diagnostics.empty() ? "failed to parse module" : diagnostics;
+    return nullptr;
+  }
+  return std::make_unique<Module>(std::move(impl));
+}
+
+bool Module::verify(std::string *error) const {
+  DiagnosticCapture capture(impl_->context.get());
+  if (mlir::succeeded(mlir::verify(impl_->module.get())))
+    return true;
+  if (error)
+    *error = capture.take();
+  return false;
+}
+
+std::string Module::str(bool withLocations) const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  mlir::OpPrintingFlags flags;
+  if (withLocations)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  impl_->module.get().print(os, flags);
+  return text;
+}
+
+static std::optional<KernelParam> paramOf(mlir::Type type, std::string name) {
+  auto print = [](mlir::Type t) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    t.print(os);
+    return s;
+  };
+  if (auto ptr = mlir::dyn_cast<tile::PtrType>(type))
+    return KernelParam{name, ArgKind::Pointer, print(ptr.getElementType())};
+  if (type.isInteger(32))
+    return KernelParam{name, ArgKind::I32, "i32"};
+  if (type.isInteger(64))
+    return KernelParam{name, ArgKind::I64, "i64"};
+  if (type.isF32())
+    return KernelParam{name, ArgKind::F32, "f32"};
+  if (type.isF64())
+    return KernelParam{name, ArgKind::F64, "f64"};
+  return std::nullopt;
+}
+
+std::vector<KernelSignature> Module::kernels() const {
+  std::vector<KernelSignature> result;
+  impl_->module.get().walk([&](mlir::func::FuncOp f) {
+    if (!f->hasAttr(tile::TileDialect::kKernelAttrName))
+      return;
+    KernelSignature signature{f.getName().str(), {}};
+    for (unsigned i = 0; i < f.getNumArguments(); ++i) {
+      auto nameAttr = f.getArgAttrOfType<mlir::StringAttr>(i, "tile.name");
+      std::string name = nameAttr ? nameAttr.str() : "arg" + std::to_string(i);
+      if (auto param = paramOf(f.getArgumentTypes()[i], name))
+        signature.params.push_back(*param);
+    }
+    result.push_back(std::move(signature));
+  });
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Host lowering and execution
+//===----------------------------------------------------------------------===//
+
+/// Verifies the kernels' signatures are launchable and lowers a copy of the module.
+static mlir::OwningOpRef<mlir::ModuleOp> lowerCopyForHost(const Module &module, std::string *error) {
+  mlir::MLIRContext *context = module.impl().context.get();
+  DiagnosticCapture capture(context);
+  auto fail = [&](std::string message) -> mlir::OwningOpRef<mlir::ModuleOp> {
+    if (error)
+      *error = message.empty() ? capture.take() : message;
+    return nullptr;
+  };
+  if (mlir::failed(mlir::verify(module.impl().module.get())))
+    return fail("");
+  for (auto f : module.impl().module.get().getOps<mlir::func::FuncOp>()) {
+    if (!f->hasAttr(tile::TileDialect::kKernelAttrName))
+      continue;
+    for (auto [i, type] : llvm::enumerate(f.getArgumentTypes()))
+      if (!paramOf(type, ""))
+        return fail(formatLocation(f.getLoc()) + ": error: kernel '" + f.getName().str() + "' argument " +
+                    std::to_string(i) + " has a type no launcher can pass (pointers, i32, i64, f32, f64)");
+  }
+  registerPasses();
+  mlir::OwningOpRef<mlir::ModuleOp> copy(module.impl().module.get().clone());
+  mlir::PassManager pm(context);
+  if (mlir::failed(buildHostPipeline(pm)) || mlir::failed(pm.run(*copy)))
+    return fail("");
+  return copy;
+}
+
+std::optional<std::string> wavetile::lowerForHost(const Module &module, HostStage stage, std::string *error) {
+  auto lowered = lowerCopyForHost(module, error);
+  if (!lowered)
+    return std::nullopt;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (stage == HostStage::LLVMDialect) {
+    lowered->print(os);
+    return text;
+  }
+  llvm::LLVMContext llvmContext;
+  auto llvmModule = mlir::translateModuleToLLVMIR(*lowered, llvmContext);
+  if (!llvmModule) {
+    if (error)
+      *error = "translation to LLVM IR failed";
+    return std::nullopt;
+  }
+  llvmModule->print(os, nullptr);
+  return text;
+}
+
+const char *wavetile::argKindName(ArgKind kind) {
+  switch (kind) {
+  case ArgKind::Pointer:
+    return "pointer";
+  case ArgKind::I32:
+    return "i32";
+  case ArgKind::I64:
+    return "i64";
+  case ArgKind::F32:
+    return "f32";
+  case ArgKind::F64:
+    return "f64";
+  }
+  return "?";
+}
+
+KernelArg KernelArg::ptr(void *p, std::string elementType) {
+  KernelArg a{ArgKind::Pointer, {}, std::move(elementType)};
+  a.pointer = p;
+  return a;
+}
+KernelArg KernelArg::fromI32(int32_t v) {
+  KernelArg a{ArgKind::I32, {}, {}};
+  a.i32 = v;
+  return a;
+}
+KernelArg KernelArg::fromI64(int64_t v) {
+  KernelArg a{ArgKind::I64, {}, {}};
+  a.i64 = v;
+  return a;
+}
+KernelArg KernelArg::fromF32(float v) {
+  KernelArg a{ArgKind::F32, {}, {}};
+  a.f32 = v;
+  return a;
+}
+KernelArg KernelArg::fromF64(double v) {
+  KernelArg a{ArgKind::F64, {}, {}};
+  a.f64 = v;
+  return a;
+}
+
+struct HostExecutable::Impl {
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  std::vector<KernelSignature> kernels;
+};
+
+HostExecutable::HostExecutable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HostExecutable::~HostExecutable() = default;
+
+std::unique_ptr<HostExecutable> HostExecutable::compile(const Module &module, std::string *error) {
+  static bool nativeTargetReady = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)nativeTargetReady;
+  auto lowered = lowerCopyForHost(module, error);
+  if (!lowered)
+    return nullptr;
+  mlir::ExecutionEngineOptions options;
+  auto optimize = mlir::makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, nullptr);
+  options.transformer = optimize;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Default;
+  auto engine = mlir::ExecutionEngine::create(*lowered, options);
+  if (!engine) {
+    if (error)
+      *error = "host JIT failed: " + llvm::toString(engine.takeError());
+    return nullptr;
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->engine = std::move(*engine);
+  // ORC compiles on first lookup; do it now so compile errors and time belong to compile().
+  for (const KernelSignature &kernel : module.kernels())
+    if (auto entry = impl->engine->lookupPacked(kernel.name + kHostGridSuffix); !entry) {
+      if (error)
+        *error = "host JIT failed for '" + kernel.name + "': " + llvm::toString(entry.takeError());
+      return nullptr;
+    }
+  impl->kernels = module.kernels();
+  return std::unique_ptr<HostExecutable>(new HostExecutable(std::move(impl)));
+}
+
+const std::vector<KernelSignature> &HostExecutable::kernels() const { return impl_->kernels; }
+
+bool HostExecutable::launch(std::string_view kernel, std::array<uint32_t, 3> grid,
+                            const std::vector<KernelArg> &args, std::string *error) const {
+  auto fail = [&](std::string message) {
+    if (error)
+      *error = std::move(message);
+    return false;
+  };
+  const KernelSignature *signature = nullptr;
+  for (const auto &k : impl_->kernels)
+    if (k.name == kernel)
+      signature = &k;
+  if (!signature)
+    return fail("no kernel named '" + std::string(kernel) + "' in this module");
+  if (args.size() != signature->params.size())
+    return fail("kernel '" + signature->name + "' takes " + std::to_string(signature->params.size()) +
+                " arguments, got " + std::to_string(args.size()));
+  for (size_t i = 0; i < args.size(); ++i) {
+    const KernelParam &param = signature->params[i];
+    if (args[i].kind != param.kind)
+      return fail("argument " + std::to_string(i) + " ('" + param.name + "') of '" + signature->name +
+                  "' must be " + argKindName(param.kind) + ", got " + argKindName(args[i].kind));
+    if (param.kind == ArgKind::Pointer && !args[i].elementType.empty() && args[i].elementType != param.elementType)
+      return fail("argument " + std::to_string(i) + " ('" + param.name + "') of '" + signature->name +
+                  "' points to " + param.elementType + ", got a buffer of " + args[i].elementType);
+  }
+  for (uint32_t g : grid)
+    if (g == 0 || g > uint32_t(INT32_MAX))
+      return fail("grid dimensions must be in [1, 2^31), got " + std::to_string(g));
+  std::vector<void *> packed;
+  for (const KernelArg &arg : args)
+    packed.push_back(const_cast<void *>(static_cast<const void *>(&arg.pointer)));
+  int32_t gridValues[3] = {int32_t(grid[0]), int32_t(grid[1]), int32_t(grid[2])};
+  for (int32_t &g : gridValues)
+    packed.push_back(&g);
+  std::string driver = std::string(kernel) + kHostGridSuffix;
+  if (auto err = impl_->engine->invokePacked(driver, packed))
+    return fail("launch of '" + std::string(kernel) + "' failed: " + llvm::toString(std::move(err)));
+  return true;
+}

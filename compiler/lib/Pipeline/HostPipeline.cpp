@@ -1,0 +1,25 @@
+//===- HostPipeline.cpp - tile IR to LLVM for the host --------------------===//
+
+#include "wavetile/Pipeline/Pipelines.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+// Written as text so the same pipeline can be replayed with wavetile-opt --pass-pipeline.
+static constexpr const char *kHostPipeline =
+    "canonicalize,cse,"
+    "convert-tile-to-host,"
+    "canonicalize,"
+    "one-shot-bufferize{bufferize-function-boundaries=true allow-return-allocs-from-loops=true},"
+    "buffer-deallocation-pipeline,"
+    "convert-scf-to-cf,"
+    "arith-expand{include-bf16=true},"
+    "expand-strided-metadata,"
+    "finalize-memref-to-llvm,"
+    "convert-math-to-llvm,"  // intrinsics first; libm only for what has none (erf, tanh)
+    "convert-math-to-libm,"
+    "convert-to-llvm,"
+    "reconcile-unrealized-casts";
+
+mlir::LogicalResult wavetile::buildHostPipeline(mlir::OpPassManager &pm) {
+  return mlir::parsePassPipeline(kHostPipeline, pm);
+}

@@ -1,0 +1,262 @@
+//===- DSL.h - the C++ DSL for tile kernels ---------------------*- C++ -*-===//
+//
+// Kernel authors write block-level programs against this header:
+//
+//   wavetile::dsl::ModuleBuilder mb;
+//   {
+//     auto k = mb.kernel("vector_add");
+//     Pointer x = k.pointer("x", DType::f32), out = k.pointer("out", DType::f32);
+//     Value n = k.scalar("n", DType::i32);
+//     Value offs = programId(0) * 1024 + arange(0, 1024);
+//     store(out, offs, load(x, offs, offs < n) * 2.0, offs < n);
+//   }
+//   std::unique_ptr<wavetile::Module> module = mb.finish(&errors);
+//
+// Every operation records the caller's file and line, so diagnostics point at the kernel
+// source. Misuse (mismatched shapes or dtypes, a scalar where a tile is needed, ...) is
+// reported there; building continues so one pass reports every error, and finish() fails.
+// Plain C++: no MLIR headers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAVETILE_DSL_DSL_H
+#define WAVETILE_DSL_DSL_H
+
+#include "wavetile/Compiler.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <source_location>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace wavetile::dsl {
+
+enum class DType {
+  i1, i8, i16, i32, i64,
+  f16, bf16, f32, f64,
+  f8E4M3FN, f8E5M2, f8E4M3FNUZ, f8E5M2FNUZ, f6E2M3FN, f6E3M2FN, f4E2M1FN, f8E8M0FNU,
+};
+/// The MLIR spelling ("f32", "bf16", "f8E4M3FN", ...).
+const char *dtypeName(DType dtype);
+std::optional<DType> parseDType(std::string_view name);
+bool isFloat(DType dtype);
+int bitWidth(DType dtype);
+
+using Shape = std::vector<int64_t>;
+using SourceLoc = std::source_location;
+
+/// A scalar or a tile inside the kernel being built. Cheap to copy.
+class Value {
+public:
+  Value() = default;
+  bool valid() const { return handle != nullptr; }
+  bool isTile() const;
+  Shape shape() const; // empty for scalars
+  DType dtype() const;
+
+  /// Conversion: int<->float, float widths, and narrowing to fp8/fp6/fp4 formats
+  /// (round to nearest even; `saturate` clamps out-of-range values to the largest finite).
+  Value to(DType dtype, bool saturate = false, SourceLoc loc = SourceLoc::current()) const;
+  /// Inserts a size-1 dimension at `axis`.
+  Value expand(int axis, SourceLoc loc = SourceLoc::current()) const;
+  Value broadcastTo(const Shape &shape, SourceLoc loc = SourceLoc::current()) const;
+  Value reshape(const Shape &shape, SourceLoc loc = SourceLoc::current()) const;
+  /// Permutes dimensions; the default reverses them (transpose for 2-D).
+  Value trans(std::vector<int> order = {}, SourceLoc loc = SourceLoc::current()) const;
+  Value sum(int axis, SourceLoc loc = SourceLoc::current()) const;
+  Value max(int axis, SourceLoc loc = SourceLoc::current()) const;
+  Value min(int axis, SourceLoc loc = SourceLoc::current()) const;
+  Value cumsum(int axis, SourceLoc loc = SourceLoc::current()) const;
+
+  void *handle = nullptr; // the underlying IR value
+};
+
+/// A global-memory pointer argument with its element type.
+class Pointer {
+public:
+  DType elementType() const { return element; }
+  void *handle = nullptr;
+  DType element = DType::f32;
+};
+
+/// A bounded view: out-of-range loads read 0, out-of-range stores are dropped.
+class Buffer {
+public:
+  void *handle = nullptr;
+  DType element = DType::f32;
+};
+
+/// A shared-memory (LDS) buffer.
+class Shared {
+public:
+  Shape shape() const;
+  DType elementType() const { return element; }
+  void *handle = nullptr;
+  DType element = DType::f32;
+};
+
+/// An operand of an operator: a value or a C++ literal (which takes the other side's dtype),
+/// with the location of the expression it appears in.
+struct Operand {
+  Operand(Value v, SourceLoc loc = SourceLoc::current()) : value(v), loc(loc) {}
+  Operand(int v, SourceLoc loc = SourceLoc::current()) : value(int64_t(v)), loc(loc) {}
+  Operand(int64_t v, SourceLoc loc = SourceLoc::current()) : value(v), loc(loc) {}
+  Operand(double v, SourceLoc loc = SourceLoc::current()) : value(v), loc(loc) {}
+  Operand(float v, SourceLoc loc = SourceLoc::current()) : value(double(v)), loc(loc) {}
+  std::variant<Value, int64_t, double> value;
+  SourceLoc loc;
+};
+
+Value operator+(Operand a, Operand b);
+Value operator-(Operand a, Operand b);
+Value operator*(Operand a, Operand b);
+Value operator/(Operand a, Operand b); // integers divide toward zero, as in C++
+Value operator%(Operand a, Operand b);
+Value operator-(Operand a);
+Value operator<(Operand a, Operand b);
+Value operator<=(Operand a, Operand b);
+Value operator>(Operand a, Operand b);
+Value operator>=(Operand a, Operand b);
+Value operator==(Operand a, Operand b);
+Value operator!=(Operand a, Operand b);
+Value operator&(Operand a, Operand b);
+Value operator|(Operand a, Operand b);
+Value operator^(Operand a, Operand b);
+Value operator<<(Operand a, Operand b);
+Value operator>>(Operand a, Operand b); // arithmetic shift for signed integers
+
+Value maximum(Operand a, Operand b); // NaN-propagating for floats
+Value minimum(Operand a, Operand b);
+Value where(Operand condition, Operand ifTrue, Operand ifFalse);
+Value exp(Operand x);
+Value exp2(Operand x);
+Value log(Operand x);
+Value sqrt(Operand x);
+Value rsqrt(Operand x);
+Value abs(Operand x);
+Value tanh(Operand x);
+Value erf(Operand x);
+Value floor(Operand x);
+
+/// Grid position and size of this program instance.
+Value programId(int axis, SourceLoc loc = SourceLoc::current());
+Value numPrograms(int axis, SourceLoc loc = SourceLoc::current());
+/// i32 tile [start, end).
+Value arange(int32_t start, int32_t end, SourceLoc loc = SourceLoc::current());
+/// A tile of `shape` filled with `value`.
+Value full(const Shape &shape, Operand value, DType dtype);
+Value zeros(const Shape &shape, DType dtype, SourceLoc loc = SourceLoc::current());
+/// A scalar constant of `dtype`.
+Value constant(double value, DType dtype, SourceLoc loc = SourceLoc::current());
+
+/// Gathers ptr[offsets]; where `mask` is false the element is not read and takes `other` (0 by default).
+Value load(Pointer ptr, Operand offsets, std::optional<Operand> mask = std::nullopt,
+           std::optional<Operand> other = std::nullopt, SourceLoc loc = SourceLoc::current());
+void store(Pointer ptr, Operand offsets, Operand value, std::optional<Operand> mask = std::nullopt,
+           SourceLoc loc = SourceLoc::current());
+/// Adds `value` into ptr[offsets] atomically; returns the previous values.
+Value atomicAdd(Pointer ptr, Operand offsets, Operand value, std::optional<Operand> mask = std::nullopt,
+                SourceLoc loc = SourceLoc::current());
+
+Buffer makeBuffer(Pointer ptr, Operand numElements, SourceLoc loc = SourceLoc::current());
+Value load(Buffer buffer, Operand offsets, std::optional<Operand> mask = std::nullopt,
+           SourceLoc loc = SourceLoc::current());
+void store(Buffer buffer, Operand offsets, Operand value, std::optional<Operand> mask = std::nullopt,
+           SourceLoc loc = SourceLoc::current());
+
+Shared sharedAlloc(const Shape &shape, DType dtype, SourceLoc loc = SourceLoc::current());
+void sharedStore(Shared dest, Operand value, SourceLoc loc = SourceLoc::current());
+Value sharedLoad(Shared source, SourceLoc loc = SourceLoc::current());
+/// Entry `index` along dimension 0 (for multi-buffering).
+Shared sharedSlice(Shared source, Operand index, SourceLoc loc = SourceLoc::current());
+/// Starts copying ptr[offsets] into `dest`; returns a token for asyncWait.
+Value asyncCopy(Pointer ptr, Operand offsets, Shared dest, std::optional<Operand> mask = std::nullopt,
+                SourceLoc loc = SourceLoc::current());
+void asyncWait(const std::vector<Value> &tokens, int pending = 0, SourceLoc loc = SourceLoc::current());
+void barrier(SourceLoc loc = SourceLoc::current());
+
+/// acc + a * b (a: MxK, b: KxN). `atom` optionally pins the matrix instruction.
+Value dot(Operand a, Operand b, Operand acc, std::string atom = {}, SourceLoc loc = SourceLoc::current());
+/// MX-scaled dot: scales are f8E8M0FNU tiles of M x K/32 and K/32 x N.
+Value scaledDot(Operand a, Operand aScale, Operand b, Operand bScale, Operand acc,
+                SourceLoc loc = SourceLoc::current());
+/// Packs pairs of f4E2M1FN along the last dimension into i8 (low nibble first), and back.
+Value packFp4(Operand x, SourceLoc loc = SourceLoc::current());
+Value unpackFp4(Operand x, SourceLoc loc = SourceLoc::current());
+
+using Combiner = std::function<Value(Value, Value)>;
+/// Reduction with a custom associative, commutative combiner of two scalars.
+Value reduce(Operand x, int axis, const Combiner &combine, SourceLoc loc = SourceLoc::current());
+/// Inclusive scan with a custom associative combiner.
+Value scan(Operand x, int axis, const Combiner &combine, SourceLoc loc = SourceLoc::current());
+
+/// for (i = lo; i < hi; i += step) with loop-carried values: `body(i, carried)` returns the
+/// next carried values (same count, types and shapes); returns the values after the loop.
+using LoopBody = std::function<std::vector<Value>(Value, const std::vector<Value> &)>;
+std::vector<Value> forRange(Operand lo, Operand hi, Operand step, const std::vector<Value> &carried,
+                            const LoopBody &body, SourceLoc loc = SourceLoc::current());
+/// Runs `then` when `condition` (an i1 scalar) holds.
+void ifThen(Operand condition, const std::function<void()> &then, SourceLoc loc = SourceLoc::current());
+/// Both branches return values of the same types; returns the taken branch's values.
+std::vector<Value> ifThenElse(Operand condition, const std::function<std::vector<Value>()> &then,
+                              const std::function<std::vector<Value>()> &otherwise,
+                              SourceLoc loc = SourceLoc::current());
+
+/// Distributed layouts an expert can pin on a tile with `withLayout`.
+struct Layout {
+  std::string text; // the attribute, e.g. "#tile.blocked<sizePerThread = [4], ...>"
+  static Layout blocked(std::vector<unsigned> sizePerThread, std::vector<unsigned> threadsPerWarp,
+                        std::vector<unsigned> warpsPerBlock, std::vector<unsigned> order);
+  static Layout mma(const std::string &atom, std::vector<unsigned> warpsPerBlock);
+  static Layout dotOperand(unsigned operandIndex, const Layout &mmaParent);
+  static Layout linear(const std::string &map);
+};
+Value withLayout(Operand x, const Layout &layout, SourceLoc loc = SourceLoc::current());
+
+struct KernelOptions {
+  int numWarps = 4;
+};
+
+class ModuleBuilder;
+
+/// Declares a kernel's arguments and is the insertion point for its body while alive.
+class KernelBuilder {
+public:
+  ~KernelBuilder();
+  KernelBuilder(const KernelBuilder &) = delete;
+  KernelBuilder &operator=(const KernelBuilder &) = delete;
+  KernelBuilder(KernelBuilder &&other) noexcept;
+
+  Pointer pointer(const std::string &name, DType element, SourceLoc loc = SourceLoc::current());
+  /// A scalar argument (i32, i64, f32 or f64).
+  Value scalar(const std::string &name, DType dtype, SourceLoc loc = SourceLoc::current());
+
+private:
+  friend class ModuleBuilder;
+  explicit KernelBuilder(ModuleBuilder *owner) : owner(owner) {}
+  ModuleBuilder *owner;
+};
+
+/// Builds a module of kernels. Only one kernel is open at a time, on one thread.
+class ModuleBuilder {
+public:
+  ModuleBuilder();
+  ~ModuleBuilder();
+  KernelBuilder kernel(const std::string &name, KernelOptions options = {},
+                       SourceLoc loc = SourceLoc::current());
+  /// The verified module, or null with every diagnostic ("file:line:col: error: ...") in *errors.
+  std::unique_ptr<Module> finish(std::string *errors);
+
+  struct State;
+  State &state() { return *state_; }
+
+private:
+  std::unique_ptr<State> state_;
+};
+
+} // namespace wavetile::dsl
+
+#endif

@@ -1,0 +1,260 @@
+//===- wavetile.cpp - the command-line driver -----------------------------===//
+//
+//   wavetile list
+//   wavetile compile (FILE.mlir | --example NAME) [--target host] [--emit tile|llvm|llvm-ir] [-o FILE]
+//   wavetile run NAME [--shape 3,127] [--seed N]
+//   wavetile demo
+//
+//===----------------------------------------------------------------------===//
+
+#include "Examples.h"
+
+#include "wavetile/Compiler.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+
+using namespace wavetile;
+using namespace wavetile::examples;
+
+namespace {
+
+const char *kUsage =
+    "usage: wavetile <command> [options]\n"
+    "  list                                   list the example kernels\n"
+    "  compile FILE.mlir | --example NAME     compile tile IR or an example\n"
+    "      --target T     host (default); gfx942, gfx950, sm_90, sm_90a are recognised but their\n"
+    "                     code generators are not built yet\n"
+    "      --emit E       tile (verified tile IR) | llvm (MLIR LLVM dialect) | llvm-ir (default)\n"
+    "      -o FILE        write the output to FILE instead of stdout\n"
+    "  run NAME [--shape D0,D1,..] [--seed S]  run an example on the host against its reference\n"
+    "  demo                                   compile every example and check it on the host\n";
+
+int usageError(const std::string &message) {
+  std::cerr << "wavetile: error: " << message << "\n" << kUsage;
+  return 2;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Targets the project knows; only `host` has a code generator in this build.
+const char *kTargets[] = {"host", "gfx942", "gfx950", "sm_90", "sm_90a"};
+
+struct Options {
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> values;
+};
+
+std::optional<Options> parseOptions(int argc, char **argv, int first, std::string *error) {
+  Options options;
+  for (int i = first; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--target" || arg == "--emit" || arg == "-o" || arg == "--example" || arg == "--shape" ||
+        arg == "--seed") {
+      if (i + 1 >= argc) {
+        *error = "option " + arg + " needs a value";
+        return std::nullopt;
+      }
+      options.values[arg] = argv[++i];
+    } else if (arg.rfind("-", 0) == 0) {
+      *error = "unknown option " + arg;
+      return std::nullopt;
+    } else {
+      options.positional.push_back(arg);
+    }
+  }
+  return options;
+}
+
+std::unique_ptr<Module> loadModule(const Options &options, std::string *error) {
+  if (options.values.count("--example")) {
+    const Example *example = findExample(options.values.at("--example"));
+    if (!example) {
+      *error = "no example named '" + options.values.at("--example") + "' (see wavetile list)";
+      return nullptr;
+    }
+    return example->build(error);
+  }
+  if (options.positional.size() != 1) {
+    *error = "compile needs exactly one input file or --example NAME";
+    return nullptr;
+  }
+  const std::string &path = options.positional[0];
+  std::ifstream in(path);
+  if (!in) {
+    *error = "cannot read '" + path + "'";
+    return nullptr;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  auto module = Module::parse(text.str(), path, error);
+  if (module && !module->verify(error))
+    return nullptr;
+  return module;
+}
+
+int compileCommand(const Options &options) {
+  std::string target = options.values.count("--target") ? options.values.at("--target") : "host";
+  if (std::find(std::begin(kTargets), std::end(kTargets), target) == std::end(kTargets))
+    return usageError("unknown target '" + target + "'; known targets: host, gfx942, gfx950, sm_90, sm_90a");
+  std::string emit = options.values.count("--emit") ? options.values.at("--emit") : "llvm-ir";
+  if (emit != "tile" && emit != "llvm" && emit != "llvm-ir")
+    return usageError("unknown --emit '" + emit + "'; use tile, llvm or llvm-ir");
+  std::string error;
+  auto module = loadModule(options, &error);
+  if (!module) {
+    std::cerr << error;
+    if (!error.empty() && error.back() != '\n')
+      std::cerr << "\n";
+    return 1;
+  }
+  std::string output;
+  if (emit == "tile") {
+    output = module->str();
+  } else if (target != "host") {
+    std::cerr << "wavetile: error: target '" << target
+              << "' is recognised but has no code generator in this build; only 'host' lowers today\n";
+    return 1;
+  } else {
+    auto lowered = lowerForHost(*module, emit == "llvm" ? HostStage::LLVMDialect : HostStage::LLVMIR, &error);
+    if (!lowered) {
+      std::cerr << error;
+      return 1;
+    }
+    output = *lowered;
+  }
+  if (options.values.count("-o")) {
+    std::ofstream out(options.values.at("-o"));
+    out << output;
+    if (!out) {
+      std::cerr << "wavetile: error: cannot write '" << options.values.at("-o") << "'\n";
+      return 1;
+    }
+  } else {
+    std::cout << output;
+  }
+  return 0;
+}
+
+std::optional<std::vector<int64_t>> parseShape(const std::string &text, size_t rank) {
+  std::vector<int64_t> shape;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    char *end = nullptr;
+    long long v = std::strtoll(part.c_str(), &end, 10);
+    if (part.empty() || *end || v <= 0 || v > (1ll << 30))
+      return std::nullopt;
+    shape.push_back(v);
+  }
+  if (shape.size() != rank)
+    return std::nullopt;
+  return shape;
+}
+
+std::string shapeText(const Example &example, const std::vector<int64_t> &shape) {
+  std::string text;
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? " " : "") + example.dims[i] + "=" + std::to_string(shape[i]);
+  return text;
+}
+
+/// Builds, JIT-compiles and checks one example; prints one line. Returns success.
+bool runExample(const Example &example, const std::vector<std::vector<int64_t>> &shapes, uint64_t seed) {
+  std::string error;
+  auto start = std::chrono::steady_clock::now();
+  auto module = example.build(&error);
+  auto exe = module ? HostExecutable::compile(*module, &error) : nullptr;
+  double compileSeconds = secondsSince(start);
+  if (!exe) {
+    std::printf("%-11s host   FAILED to compile:\n%s\n", example.name.c_str(), error.c_str());
+    return false;
+  }
+  bool allPassed = true;
+  for (const auto &shape : shapes) {
+    CheckReport report = example.check(*exe, shape, seed);
+    allPassed &= report.passed;
+    std::printf("%-11s host   %-22s compile %6.3f s  run %8.4f s  %-6s %s\n", example.name.c_str(),
+                shapeText(example, shape).c_str(), compileSeconds, report.runSeconds, report.passed ? "PASS" : "FAIL",
+                report.summary.c_str());
+  }
+  return allPassed;
+}
+
+uint64_t seedFrom(const Options &options) {
+  if (options.values.count("--seed"))
+    return std::stoull(options.values.at("--seed"));
+  return std::random_device{}();
+}
+
+int runCommand(const Options &options) {
+  if (options.positional.size() != 1)
+    return usageError("run needs one example name (see wavetile list)");
+  const Example *example = findExample(options.positional[0]);
+  if (!example)
+    return usageError("no example named '" + options.positional[0] + "' (see wavetile list)");
+  std::vector<std::vector<int64_t>> shapes{example->testShapes.back()};
+  if (options.values.count("--shape")) {
+    auto shape = parseShape(options.values.at("--shape"), example->dims.size());
+    if (!shape)
+      return usageError("--shape for " + example->name + " needs " + std::to_string(example->dims.size()) +
+                        " positive integers separated by commas");
+    shapes = {*shape};
+  }
+  uint64_t seed = seedFrom(options);
+  std::printf("seed %llu\n", (unsigned long long)seed);
+  return runExample(*example, shapes, seed) ? 0 : 1;
+}
+
+int demoCommand(const Options &options) {
+  uint64_t seed = seedFrom(options);
+  std::printf("Wavetile demo: every example kernel, compiled from the C++ DSL and checked on the host\n"
+              "against an independent reference (seed %llu).\n\n",
+              (unsigned long long)seed);
+  std::printf("targets: host (runs here)");
+  for (const char *t : kTargets)
+    if (std::string(t) != "host")
+      std::printf(", %s (no code generator yet)", t);
+  std::printf("\n\n");
+  int passed = 0, failed = 0;
+  for (const Example &example : allExamples())
+    (runExample(example, example.testShapes, seed) ? passed : failed)++;
+  std::printf("\n%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2)
+    return usageError("missing command");
+  std::string command = argv[1];
+  if (command == "-h" || command == "--help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  std::string error;
+  auto options = parseOptions(argc, argv, 2, &error);
+  if (!options)
+    return usageError(error);
+  if (command == "list") {
+    for (const Example &e : allExamples())
+      std::printf("%-12s %s\n", e.name.c_str(), e.summary.c_str());
+    return 0;
+  }
+  if (command == "compile")
+    return compileCommand(*options);
+  if (command == "run")
+    return runCommand(*options);
+  if (command == "demo")
+    return demoCommand(*options);
+  return usageError("unknown command '" + command + "'");
+}
