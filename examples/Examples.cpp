@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 
 using namespace wavetile;
 using namespace wavetile::dsl;
@@ -15,21 +17,7 @@ using namespace wavetile::examples;
 
 namespace {
 
-double seconds(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-/// Runs a launch, timing it; a launch error fails the report.
-bool timedLaunch(const HostExecutable &exe, const std::string &kernel, std::array<uint32_t, 3> grid,
-                 const std::vector<KernelArg> &args, CheckReport &report) {
-  std::string error;
-  auto start = std::chrono::steady_clock::now();
-  bool ok = exe.launch(kernel, grid, args, &error);
-  report.runSeconds = seconds(start);
-  if (!ok)
-    report.summary = "launch failed: " + error;
-  return ok;
-}
+uint32_t ceilDiv(int64_t a, int64_t b) { return uint32_t((a + b - 1) / b); }
 
 std::string format(const char *fmt, double a, double b, size_t n) {
   char text[160];
@@ -37,13 +25,41 @@ std::string format(const char *fmt, double a, double b, size_t n) {
   return text;
 }
 
-uint32_t ceilDiv(int64_t a, int64_t b) { return uint32_t((a + b - 1) / b); }
+LaunchArg buffer(const std::string &name, const std::string &elementType, std::vector<uint8_t> data,
+                 bool isOutput = false) {
+  LaunchArg a{name, ArgKind::Pointer, elementType, std::move(data), isOutput};
+  return a;
+}
+
+template <typename T> std::vector<uint8_t> bytesOf(const std::vector<T> &values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+std::vector<uint16_t> toBF16(const std::vector<float> &values) {
+  std::vector<uint16_t> out(values.size());
+  std::transform(values.begin(), values.end(), out.begin(), [](float f) { return examples::toBF16(f); });
+  return out;
+}
+
+LaunchArg i32(const std::string &name, int64_t v) {
+  LaunchArg a{name, ArgKind::I32, "i32", {}};
+  a.i32 = int32_t(v);
+  return a;
+}
+
+LaunchArg f32(const std::string &name, float v) {
+  LaunchArg a{name, ArgKind::F32, "f32", {}};
+  a.f32 = v;
+  return a;
+}
 
 //===----------------------------------------------------------------------===//
-// vector_add: out = x + y over n elements, one 256-element block per program.
+// vector_add: out = x + y over n elements, one 1024-element block per program.
 //===----------------------------------------------------------------------===//
 
-constexpr int kAddBlock = 256;
+constexpr int kAddBlock = 1024;
 
 std::unique_ptr<Module> buildVectorAdd(std::string *error) {
   ModuleBuilder mb;
@@ -58,18 +74,21 @@ std::unique_ptr<Module> buildVectorAdd(std::string *error) {
   return mb.finish(error);
 }
 
-CheckReport checkVectorAdd(const HostExecutable &exe, const std::vector<int64_t> &shape, uint64_t seed) {
-  CheckReport report;
+LaunchPlan prepareVectorAdd(const std::vector<int64_t> &shape, uint64_t seed) {
   size_t n = shape[0];
   // One guard element past the end: inputs have it readable, the output must keep it.
-  auto x = randomFloats(n + 1, seed), y = randomFloats(n + 1, seed + 1);
   std::vector<float> out(n + 1, poisonF32());
   out[n] = 12345.f;
-  if (!timedLaunch(exe, "vector_add", {ceilDiv(n, kAddBlock), 1, 1},
-                   {KernelArg::ptr(x.data(), "f32"), KernelArg::ptr(y.data(), "f32"), KernelArg::ptr(out.data(), "f32"),
-                    KernelArg::fromI32(int32_t(n))},
-                   report))
-    return report;
+  return {"vector_add", {ceilDiv(n, kAddBlock), 1, 1},
+          {buffer("x", "f32", bytesOf(randomFloats(n + 1, seed))), buffer("y", "f32", bytesOf(randomFloats(n + 1, seed + 1))),
+           buffer("out", "f32", bytesOf(out), true), i32("n", n)},
+          shape, seed, /*rtol=*/0, /*atol=*/0};
+}
+
+CheckReport verifyVectorAdd(const LaunchPlan &plan) {
+  CheckReport report;
+  size_t n = plan.shape[0];
+  const float *x = plan.arg("x").as<float>(), *y = plan.arg("y").as<float>(), *out = plan.arg("out").as<float>();
   size_t wrong = 0;
   for (size_t i = 0; i < n; ++i)
     wrong += !(out[i] == x[i] + y[i]); // f32 addition is exact to compare bitwise
@@ -83,7 +102,7 @@ CheckReport checkVectorAdd(const HostExecutable &exe, const std::vector<int64_t>
 // softmax: one program per row, three passes over column blocks (any row length).
 //===----------------------------------------------------------------------===//
 
-constexpr int kSoftmaxBlock = 128;
+constexpr int kSoftmaxBlock = 1024;
 
 std::unique_ptr<Module> buildSoftmax(std::string *error) {
   ModuleBuilder mb;
@@ -116,16 +135,19 @@ std::unique_ptr<Module> buildSoftmax(std::string *error) {
   return mb.finish(error);
 }
 
-CheckReport checkSoftmax(const HostExecutable &exe, const std::vector<int64_t> &shape, uint64_t seed) {
-  CheckReport report;
+LaunchPlan prepareSoftmax(const std::vector<int64_t> &shape, uint64_t seed) {
   size_t m = shape[0], n = shape[1], stride = n + 3; // padded rows: the kernel must honour the stride
-  auto x = randomFloats(m * stride, seed, -8.f, 8.f);
-  std::vector<float> out(m * stride, poisonF32());
-  if (!timedLaunch(exe, "softmax", {uint32_t(m), 1, 1},
-                   {KernelArg::ptr(x.data(), "f32"), KernelArg::ptr(out.data(), "f32"),
-                    KernelArg::fromI32(int32_t(n)), KernelArg::fromI32(int32_t(stride))},
-                   report))
-    return report;
+  return {"softmax", {uint32_t(m), 1, 1},
+          {buffer("x", "f32", bytesOf(randomFloats(m * stride, seed, -8.f, 8.f))),
+           buffer("out", "f32", bytesOf(std::vector<float>(m * stride, poisonF32())), true), i32("n_cols", n),
+           i32("row_stride", stride)},
+          shape, seed, /*rtol=*/4e-6, /*atol=*/1e-12};
+}
+
+CheckReport verifySoftmax(const LaunchPlan &plan) {
+  CheckReport report;
+  size_t m = plan.shape[0], n = plan.shape[1], stride = size_t(plan.arg("row_stride").i32);
+  const float *x = plan.arg("x").as<float>(), *out = plan.arg("out").as<float>();
   double worst = 0;
   bool paddingIntact = true;
   for (size_t r = 0; r < m; ++r) {
@@ -152,30 +174,31 @@ CheckReport checkSoftmax(const HostExecutable &exe, const std::vector<int64_t> &
 // rmsnorm: y = x / sqrt(mean(x^2) + eps) * w, bf16 in and out, f32 math.
 //===----------------------------------------------------------------------===//
 
-constexpr int kNormBlock = 256;
+constexpr int kNormBlock = 2048;
 
 std::unique_ptr<Module> buildRmsNorm(std::string *error) {
   ModuleBuilder mb;
   {
     auto k = mb.kernel("rmsnorm");
-    Pointer x = k.pointer("x", DType::bf16), weight = k.pointer("weight", DType::bf16),
-            out = k.pointer("out", DType::bf16);
-    Value n = k.scalar("n", DType::i32), rowStride = k.scalar("row_stride", DType::i32);
+    const int block = int(k.param("BLOCK", kNormBlock));
+    // Rows may be padded: x and out are strided; the weight is a contiguous vector.
+    Tensor x = k.tensor("x", DType::bf16, {Dim::dynamic(), Dim::dynamic()}, /*contiguous=*/false);
+    Tensor weight = k.tensor("weight", DType::bf16, {Dim::dynamic()});
+    Tensor out = k.tensor("out", DType::bf16, {Dim::dynamic(), Dim::dynamic()}, /*contiguous=*/false);
     Value eps = k.scalar("eps", DType::f32);
-    Value rowStart = programId(0) * rowStride;
-    Value columns = arange(0, kNormBlock);
-    Value squares = forRange(0, n, kNormBlock, {zeros({kNormBlock}, DType::f32)},
+    Value row = programId(0), n = x.size(1);
+    Value columns = arange(0, block);
+    Value squares = forRange(0, n, block, {zeros({block}, DType::f32)},
                              [&](Value c0, const std::vector<Value> &acc) {
-                               Value c = c0 + columns;
-                               Value v = load(x, rowStart + c, c < n, 0.0).to(DType::f32);
+                               Value v = load(x, {row, c0 + columns}).to(DType::f32);
                                return std::vector<Value>{acc[0] + v * v};
                              })[0];
     Value invRms = rsqrt(squares.sum(0) / n.to(DType::f32) + eps);
-    forRange(0, n, kNormBlock, {}, [&](Value c0, const std::vector<Value> &) {
+    forRange(0, n, block, {}, [&](Value c0, const std::vector<Value> &) {
       Value c = c0 + columns;
-      Value v = load(x, rowStart + c, c < n, 0.0).to(DType::f32);
-      Value w = load(weight, c, c < n, 0.0).to(DType::f32);
-      store(out, rowStart + c, (v * invRms * w).to(DType::bf16), c < n);
+      Value v = load(x, {row, c}).to(DType::f32);
+      Value w = load(weight, {c}).to(DType::f32);
+      store(out, {row, c}, (v * invRms * w).to(DType::bf16));
       return std::vector<Value>{};
     });
   }
@@ -192,20 +215,24 @@ double bf16Ulps(uint16_t got, float ref) {
   return std::abs(double(fromBF16(got)) - ref) / ulp;
 }
 
-CheckReport checkRmsNorm(const HostExecutable &exe, const std::vector<int64_t> &shape, uint64_t seed) {
-  CheckReport report;
+LaunchPlan prepareRmsNorm(const std::vector<int64_t> &shape, uint64_t seed) {
   size_t m = shape[0], n = shape[1], stride = n + 5;
-  const float eps = 1e-6f;
-  auto xf = randomFloats(m * stride, seed, -3.f, 3.f), wf = randomFloats(n, seed + 7, 0.5f, 1.5f);
-  std::vector<uint16_t> x(xf.size()), w(n), out(m * stride, kPoisonBF16);
-  std::transform(xf.begin(), xf.end(), x.begin(), toBF16);
-  std::transform(wf.begin(), wf.end(), w.begin(), toBF16);
-  if (!timedLaunch(exe, "rmsnorm", {uint32_t(m), 1, 1},
-                   {KernelArg::ptr(x.data(), "bf16"), KernelArg::ptr(w.data(), "bf16"),
-                    KernelArg::ptr(out.data(), "bf16"), KernelArg::fromI32(int32_t(n)),
-                    KernelArg::fromI32(int32_t(stride)), KernelArg::fromF32(eps)},
-                   report))
-    return report;
+  return {"rmsnorm", {uint32_t(m), 1, 1},
+          {buffer("x", "bf16", bytesOf(toBF16(randomFloats(m * stride, seed, -3.f, 3.f)))), i32("x_size0", m),
+           i32("x_size1", n), i32("x_stride0", stride),
+           buffer("weight", "bf16", bytesOf(toBF16(randomFloats(n, seed + 7, 0.5f, 1.5f)))), i32("weight_size0", n),
+           buffer("out", "bf16", bytesOf(std::vector<uint16_t>(m * stride, kPoisonBF16)), true), i32("out_size0", m),
+           i32("out_size1", n), i32("out_stride0", stride), f32("eps", 1e-6f)},
+          // Another machine may round the f32 result to the neighbouring bf16 value.
+          shape, seed, /*rtol=*/1.0 / 128, /*atol=*/0};
+}
+
+CheckReport verifyRmsNorm(const LaunchPlan &plan) {
+  CheckReport report;
+  size_t m = plan.shape[0], n = plan.shape[1], stride = size_t(plan.arg("x_stride0").i32);
+  const uint16_t *x = plan.arg("x").as<uint16_t>(), *w = plan.arg("weight").as<uint16_t>(),
+                 *out = plan.arg("out").as<uint16_t>();
+  float eps = plan.arg("eps").f32;
   double worst = 0;
   bool paddingIntact = true;
   for (size_t r = 0; r < m; ++r) {
@@ -257,21 +284,24 @@ std::unique_ptr<Module> buildGemm(std::string *error) {
   return mb.finish(error);
 }
 
-CheckReport checkGemm(const HostExecutable &exe, const std::vector<int64_t> &shape, uint64_t seed) {
-  CheckReport report;
+LaunchPlan prepareGemm(const std::vector<int64_t> &shape, uint64_t seed) {
   size_t m = shape[0], n = shape[1], k = shape[2];
   size_t lda = k + 1, ldb = n + 2, ldc = n + 3; // padded leading dimensions
-  auto af = randomFloats(m * lda, seed), bf = randomFloats(k * ldb, seed + 3);
-  std::vector<uint16_t> a(af.size()), b(bf.size());
-  std::transform(af.begin(), af.end(), a.begin(), toBF16);
-  std::transform(bf.begin(), bf.end(), b.begin(), toBF16);
-  std::vector<float> c(m * ldc, poisonF32());
-  if (!timedLaunch(exe, "gemm", {ceilDiv(m, kTileM), ceilDiv(n, kTileN), 1},
-                   {KernelArg::ptr(a.data(), "bf16"), KernelArg::ptr(b.data(), "bf16"), KernelArg::ptr(c.data(), "f32"),
-                    KernelArg::fromI32(int32_t(m)), KernelArg::fromI32(int32_t(n)), KernelArg::fromI32(int32_t(k)),
-                    KernelArg::fromI32(int32_t(lda)), KernelArg::fromI32(int32_t(ldb)), KernelArg::fromI32(int32_t(ldc))},
-                   report))
-    return report;
+  return {"gemm", {ceilDiv(m, kTileM), ceilDiv(n, kTileN), 1},
+          {buffer("a", "bf16", bytesOf(toBF16(randomFloats(m * lda, seed)))),
+           buffer("b", "bf16", bytesOf(toBF16(randomFloats(k * ldb, seed + 3)))),
+           buffer("c", "f32", bytesOf(std::vector<float>(m * ldc, poisonF32())), true), i32("M", m), i32("N", n),
+           i32("K", k), i32("lda", lda), i32("ldb", ldb), i32("ldc", ldc)},
+          // Exact products, f32 sums in another order: within 2 * K * 2^-24 * sum|a*b| <= 1e-4 here.
+          shape, seed, /*rtol=*/1e-5, /*atol=*/1e-4};
+}
+
+CheckReport verifyGemm(const LaunchPlan &plan) {
+  CheckReport report;
+  size_t m = plan.shape[0], n = plan.shape[1], k = plan.shape[2];
+  size_t lda = plan.arg("lda").i32, ldb = plan.arg("ldb").i32, ldc = plan.arg("ldc").i32;
+  const uint16_t *a = plan.arg("a").as<uint16_t>(), *b = plan.arg("b").as<uint16_t>();
+  const float *c = plan.arg("c").as<float>();
   // Products of bf16 values are exact in f32; f32 accumulation of k terms errs at most
   // k * 2^-24 * sum |a*b| (standard summation bound), checked per element.
   double worstRatio = 0;
@@ -300,17 +330,98 @@ CheckReport checkGemm(const HostExecutable &exe, const std::vector<int64_t> &sha
 
 } // namespace
 
+LaunchArg &LaunchPlan::arg(const std::string &name) {
+  for (LaunchArg &a : args)
+    if (a.name == name)
+      return a;
+  fprintf(stderr, "launch plan of %s has no argument '%s'\n", kernel.c_str(), name.c_str());
+  abort();
+}
+
+const LaunchArg &LaunchPlan::arg(const std::string &name) const { return const_cast<LaunchPlan *>(this)->arg(name); }
+
+bool wavetile::examples::runOnHost(const HostExecutable &exe, LaunchPlan &plan, CheckReport &report) {
+  std::vector<KernelArg> args;
+  for (LaunchArg &a : plan.args) {
+    switch (a.kind) {
+    case ArgKind::Pointer:
+      args.push_back(KernelArg::ptr(a.data.data(), a.elementType));
+      break;
+    case ArgKind::I32:
+      args.push_back(KernelArg::fromI32(a.i32));
+      break;
+    case ArgKind::F32:
+      args.push_back(KernelArg::fromF32(a.f32));
+      break;
+    default:
+      report.summary = "launch plans carry pointers, i32 and f32 only";
+      return false;
+    }
+  }
+  std::string error;
+  auto start = std::chrono::steady_clock::now();
+  bool ok = exe.launch(plan.kernel, plan.grid, args, &error);
+  report.runSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!ok)
+    report.summary = "launch failed: " + error;
+  return ok;
+}
+
+CheckReport wavetile::examples::checkOnHost(const Example &example, const HostExecutable &exe,
+                                            const std::vector<int64_t> &shape, uint64_t seed) {
+  LaunchPlan plan = example.prepare(shape, seed);
+  CheckReport launch;
+  if (!runOnHost(exe, plan, launch))
+    return launch;
+  CheckReport report = example.verify(plan);
+  report.runSeconds = launch.runSeconds;
+  return report;
+}
+
+bool wavetile::examples::saveLaunch(const LaunchPlan &plan, const std::string &dir, std::string *error) {
+  std::string json = "{\n  \"kernel\": \"" + plan.kernel + "\",\n  \"grid\": [" + std::to_string(plan.grid[0]) + ", " +
+                     std::to_string(plan.grid[1]) + ", " + std::to_string(plan.grid[2]) + "],\n  \"seed\": " +
+                     std::to_string(plan.seed) + ",\n  \"rtol\": " + std::to_string(plan.rtol) +
+                     ",\n  \"atol\": " + std::to_string(plan.atol) + ",\n  \"args\": [\n";
+  for (size_t i = 0; i < plan.args.size(); ++i) {
+    const LaunchArg &a = plan.args[i];
+    json += "    {\"name\": \"" + a.name + "\", \"kind\": \"" + argKindName(a.kind) + "\", \"type\": \"" +
+            a.elementType + "\"";
+    if (a.kind == ArgKind::Pointer) {
+      std::string file = plan.kernel + "." + a.name + ".bin";
+      std::ofstream out(dir + "/" + file, std::ios::binary);
+      out.write(reinterpret_cast<const char *>(a.data.data()), std::streamsize(a.data.size()));
+      if (!out) {
+        *error = "cannot write " + dir + "/" + file;
+        return false;
+      }
+      json += ", \"file\": \"" + file + "\", \"output\": " + (a.isOutput ? "true" : "false");
+    } else {
+      json += ", \"value\": " + (a.kind == ArgKind::I32 ? std::to_string(a.i32) : format("%.9g", a.f32, 0, 0));
+    }
+    json += i + 1 < plan.args.size() ? "},\n" : "}\n";
+  }
+  json += "  ]\n}\n";
+  std::ofstream out(dir + "/" + plan.kernel + ".json");
+  out << json;
+  if (!out) {
+    *error = "cannot write " + dir + "/" + plan.kernel + ".json";
+    return false;
+  }
+  return true;
+}
+
 const std::vector<Example> &wavetile::examples::allExamples() {
   static const std::vector<Example> examples = {
-      {"vector_add", "out = x + y, f32, ragged tail", {"N"}, {{1}, {255}, {257}, {1000}, {4099}},
-       buildVectorAdd, checkVectorAdd},
-      {"softmax", "row softmax, f32, any row length", {"M", "N"}, {{1, 1}, {3, 127}, {7, 129}, {5, 1000}},
-       buildSoftmax, checkSoftmax},
+      {"vector_add", "out = x + y, f32, ragged tail", {"N"}, {{1}, {255}, {1025}, {4099}, {70000}},
+       buildVectorAdd, prepareVectorAdd, verifyVectorAdd},
+      {"softmax", "row softmax, f32, any row length", {"M", "N"}, {{1, 1}, {3, 127}, {7, 1029}, {5, 3000}},
+       buildSoftmax, prepareSoftmax, verifySoftmax},
       {"rmsnorm", "RMSNorm, bf16 in/out, f32 math", {"M", "N"}, {{1, 1}, {3, 31}, {4, 257}, {2, 5120}},
-       buildRmsNorm, checkRmsNorm},
+       buildRmsNorm, prepareRmsNorm, verifyRmsNorm},
       {"gemm", "C = A*B, bf16 inputs, f32 accumulate, K loop", {"M", "N", "K"},
        {{1, 1, 1}, {17, 33, 15}, {45, 70, 50}, {64, 32, 48}, {130, 75, 33}},
-       buildGemm, checkGemm},
+       buildGemm, prepareGemm, verifyGemm},
   };
   return examples;
 }

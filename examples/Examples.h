@@ -1,8 +1,10 @@
-//===- Examples.h - example kernels with host checks ------------*- C++ -*-===//
+//===- Examples.h - example kernels with reference checks -------*- C++ -*-===//
 //
-// Each example is a kernel written in the C++ DSL plus a check that runs it on the host
-// against an independent reference: fresh random inputs, outputs poisoned before the run,
-// strict tolerances. The `wavetile` CLI and the numerics tests both use them.
+// Each example is a kernel written in the C++ DSL plus a checked launch: `prepare` makes a
+// launch plan with fresh random inputs and poisoned outputs, something runs it (the host
+// JIT here, a GPU elsewhere), and `verify` compares the outputs with an independent
+// reference under strict tolerances. The `wavetile` CLI and the numerics tests use them;
+// `saveLaunch` writes a plan (with the host's outputs) for runs on other machines.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAVETILE_EXAMPLES_EXAMPLES_H
@@ -10,6 +12,7 @@
 
 #include "wavetile/Compiler.h"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -18,23 +21,61 @@
 
 namespace wavetile::examples {
 
+/// One kernel argument of a launch: a buffer (bytes in host memory) or a scalar.
+struct LaunchArg {
+  std::string name;
+  ArgKind kind;
+  std::string elementType;   // buffers: "f32", "bf16", ...; scalars: their type
+  std::vector<uint8_t> data; // buffers only
+  bool isOutput = false;
+  int32_t i32 = 0;
+  float f32 = 0;
+
+  template <typename T> T *as() { return reinterpret_cast<T *>(data.data()); }
+  template <typename T> const T *as() const { return reinterpret_cast<const T *>(data.data()); }
+  template <typename T> size_t count() const { return data.size() / sizeof(T); }
+};
+
+struct LaunchPlan {
+  std::string kernel;
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::vector<LaunchArg> args;
+  std::vector<int64_t> shape;
+  uint64_t seed = 0;
+  /// How a different machine's outputs may differ from this plan's host outputs:
+  /// |x - host| <= atol + rtol * |host| per element (0/0 means bit-exact).
+  double rtol = 0, atol = 0;
+
+  LaunchArg &arg(const std::string &name);
+  const LaunchArg &arg(const std::string &name) const;
+};
+
 struct CheckReport {
   bool passed = false;
-  std::string summary;      // "max rel err 3.1e-07 (limit 1e-05) over 4096 elements"
-  double runSeconds = 0;    // host execution of the grid
+  std::string summary;   // "max rel err 3.1e-07 (limit 1e-05) over 4096 elements"
+  double runSeconds = 0; // execution of the whole grid
 };
 
 struct Example {
   std::string name;
   std::string summary;
-  std::vector<std::string> dims;                  // names of the shape parameters ("M", "N", ...)
-  std::vector<std::vector<int64_t>> testShapes;   // odd shapes with tails
+  std::vector<std::string> dims;                // names of the shape parameters ("M", "N", ...)
+  std::vector<std::vector<int64_t>> testShapes; // odd shapes with tails
   std::function<std::unique_ptr<Module>(std::string *error)> build;
-  std::function<CheckReport(const HostExecutable &, const std::vector<int64_t> &shape, uint64_t seed)> check;
+  std::function<LaunchPlan(const std::vector<int64_t> &shape, uint64_t seed)> prepare;
+  std::function<CheckReport(const LaunchPlan &plan)> verify;
 };
 
 const std::vector<Example> &allExamples();
 const Example *findExample(const std::string &name);
+
+/// Runs a plan on the host executable (filling its outputs), timing it.
+bool runOnHost(const HostExecutable &exe, LaunchPlan &plan, CheckReport &report);
+/// prepare + runOnHost + verify.
+CheckReport checkOnHost(const Example &example, const HostExecutable &exe, const std::vector<int64_t> &shape,
+                        uint64_t seed);
+/// Writes `plan` to DIR/<kernel>.json and one DIR/<kernel>.<arg>.bin per buffer.
+bool saveLaunch(const LaunchPlan &plan, const std::string &dir, std::string *error);
 
 } // namespace wavetile::examples
 

@@ -485,8 +485,8 @@ static Value combineAlong(const Value &x, int axis, wavetile::tile::CombineKind 
   else
     op = wavetile::tile::ReduceOp::create(b(), l, resultType, v, b().getI32IntegerAttr(axis), kindAttr);
   if (custom) {
+    OpBuilder::InsertionGuard guard(b()); // createBlock moves the insertion point into the region
     mlir::Block *body = b().createBlock(&op->getRegion(0), {}, {element, element}, {l, l});
-    OpBuilder::InsertionGuard guard(b());
     b().setInsertionPointToStart(body);
     Value combined = (*custom)(wrap(body->getArgument(0)), wrap(body->getArgument(1)));
     mlir::Value yielded = body->getArgument(0);
@@ -569,10 +569,14 @@ Value wavetile::dsl::where(Operand condition, Operand ifTrue, Operand ifFalse) {
     return c;
   if (c.dtype() != DType::i1)
     return fail(condition.loc, std::string("where() needs an i1 condition, got ") + dtypeName(c.dtype()));
-  if (!unify({Operand(c, condition.loc), ifTrue, ifFalse}, v, condition.loc, hint))
+  // Literals take the other choice's dtype (or default to i32/f32), never the condition's.
+  std::vector<Value> choices;
+  if (!unify({ifTrue, ifFalse}, choices, condition.loc, hint))
     return Value();
-  std::vector<Value> choices{v[1], v[2]};
-  if (!checkSameDType(choices, condition.loc, "where()"))
+  if (!unify({Operand(c, condition.loc), Operand(choices[0], condition.loc), Operand(choices[1], condition.loc)}, v,
+             condition.loc))
+    return Value();
+  if (!checkSameDType({v[1], v[2]}, condition.loc, "where()"))
     return Value();
   return wrap(ma::SelectOp::create(b(), locOf(condition.loc), unwrap(v[0]), unwrap(v[1]), unwrap(v[2])));
 }
@@ -702,6 +706,59 @@ Value wavetile::dsl::atomicAdd(Pointer ptr, Operand offsets, Operand value, std:
     return Value();
   return wrap(wavetile::tile::AtomicAddOp::create(b(), locOf(loc), unwrap(v).getType(),
                                                   mlir::Value::getFromOpaquePointer(ptr.handle), unwrap(o), unwrap(v), m));
+}
+
+Value wavetile::dsl::offsetsOf(const Tensor &t, const std::vector<Operand> &index, SourceLoc loc) {
+  if (index.size() != t.rank())
+    return fail(loc, "a tensor of rank " + std::to_string(t.rank()) + " needs " + std::to_string(t.rank()) +
+                         " index tiles, got " + std::to_string(index.size()));
+  if (!t.pointer.handle)
+    return Value();
+  Value offsets;
+  for (size_t d = 0; d < index.size(); ++d) {
+    Value term = Operand(resolve(index[d], DType::i32), loc) * Operand(t.strides[d], loc);
+    offsets = d == 0 ? term : Operand(offsets, loc) + Operand(term, loc);
+  }
+  return offsets;
+}
+
+Value wavetile::dsl::inBounds(const Tensor &t, const std::vector<Operand> &index, SourceLoc loc) {
+  if (index.size() != t.rank())
+    return fail(loc, "a tensor of rank " + std::to_string(t.rank()) + " needs " + std::to_string(t.rank()) +
+                         " index tiles, got " + std::to_string(index.size()));
+  Value mask;
+  for (size_t d = 0; d < index.size(); ++d) {
+    Value i = resolve(index[d], DType::i32);
+    Value inside = Operand(i, loc) < Operand(t.sizes[d], loc);
+    // Negative indices are outside too: compare as unsigned by also requiring i >= 0.
+    inside = Operand(inside, loc) & Operand(Operand(i, loc) >= Operand(0, loc), loc);
+    mask = d == 0 ? inside : Operand(mask, loc) & Operand(inside, loc);
+  }
+  return mask;
+}
+
+Value wavetile::dsl::load(const Tensor &t, const std::vector<Operand> &index, std::optional<Operand> other,
+                          SourceLoc loc) {
+  Value offsets = offsetsOf(t, index, loc);
+  Value mask = inBounds(t, index, loc);
+  if (!offsets.valid() || !mask.valid())
+    return Value();
+  if (!offsets.isTile())
+    return fail(loc, "tensor loads need at least one index tile");
+  Value fill = other ? resolve(*other, t.pointer.element) : constant(0, t.pointer.element, loc);
+  return load(t.pointer, Operand(offsets, loc), Operand(mask, loc), Operand(fill, loc), loc);
+}
+
+void wavetile::dsl::store(const Tensor &t, const std::vector<Operand> &index, Operand value, SourceLoc loc) {
+  Value offsets = offsetsOf(t, index, loc);
+  Value mask = inBounds(t, index, loc);
+  if (!offsets.valid() || !mask.valid())
+    return;
+  if (!offsets.isTile()) {
+    fail(loc, "tensor stores need at least one index tile");
+    return;
+  }
+  store(t.pointer, Operand(offsets, loc), value, Operand(mask, loc), loc);
 }
 
 Buffer wavetile::dsl::makeBuffer(Pointer ptr, Operand numElements, SourceLoc loc) {
@@ -1004,6 +1061,9 @@ std::vector<Value> wavetile::dsl::ifThenElse(Operand condition, const std::funct
   for (mlir::Value v : thenValues)
     types.push_back(v.getType());
   auto typed = mlir::scf::IfOp::create(b(), l, types, unwrap(c), /*withElseRegion=*/true);
+  // The probe's then-block ends in an implicit empty yield; the typed yield replaces it.
+  if (mlir::Operation *terminator = ifOp.thenBlock()->getTerminator())
+    terminator->erase();
   typed.getThenRegion().takeBody(ifOp.getThenRegion());
   ifOp.erase();
   {
@@ -1133,6 +1193,40 @@ Value KernelBuilder::scalar(const std::string &name, DType dtype, SourceLoc loc)
   if (dtype != DType::i32 && dtype != DType::i64 && dtype != DType::f32 && dtype != DType::f64)
     return fail(loc, "scalar argument '" + name + "' must be i32, i64, f32 or f64, got " + dtypeName(dtype));
   return wrap(addArgument(owner->state(), name, typeOf(dtype), loc));
+}
+
+Tensor KernelBuilder::tensor(const std::string &name, DType element, const std::vector<Dim> &dims, bool contiguous,
+                             SourceLoc loc) {
+  Tensor t;
+  t.pointer = pointer(name, element, loc);
+  if (dims.empty()) {
+    fail(loc, "tensor '" + name + "' needs at least one dimension");
+    return t;
+  }
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d].isDynamic())
+      t.sizes.push_back(scalar(name + "_size" + std::to_string(d), DType::i32, loc));
+    else if (dims[d].size == 0 || dims[d].size > INT32_MAX)
+      t.sizes.push_back(fail(loc, "tensor '" + name + "' has a static size out of [1, 2^31)"));
+    else
+      t.sizes.push_back(constant(double(dims[d].size), DType::i32, loc));
+  }
+  t.strides.resize(dims.size());
+  t.strides.back() = constant(1, DType::i32, loc);
+  for (int d = int(dims.size()) - 2; d >= 0; --d)
+    t.strides[d] = contiguous ? Operand(t.strides[d + 1], loc) * Operand(t.sizes[d + 1], loc)
+                              : scalar(name + "_stride" + std::to_string(d), DType::i32, loc);
+  return t;
+}
+
+int64_t KernelBuilder::param(const std::string &name, int64_t value) {
+  mlir::func::FuncOp kernel = owner->state().kernel;
+  mlir::NamedAttrList params;
+  if (auto existing = kernel->getAttrOfType<mlir::DictionaryAttr>("tile.params"))
+    params.append(existing.getValue());
+  params.set(name, owner->state().builder.getI64IntegerAttr(value));
+  kernel->setAttr("tile.params", params.getDictionary(owner->state().context));
+  return value;
 }
 
 std::unique_ptr<Module> ModuleBuilder::finish(std::string *errors) {

@@ -30,7 +30,7 @@ TEST_P(ExampleTest, MatchesReferenceOnOddShapes) {
   ASSERT_TRUE(exe) << error;
   uint64_t seed = freshSeed();
   for (const auto &shape : example->testShapes) {
-    CheckReport report = example->check(*exe, shape, seed);
+    CheckReport report = checkOnHost(*example, *exe, shape, seed);
     EXPECT_TRUE(report.passed) << example->name << " shape[0]=" << shape[0] << ": " << report.summary;
   }
 }
@@ -73,7 +73,7 @@ TEST_P(MutationTest, CheckRejectsBrokenKernel) {
   bool anyFailed = false;
   uint64_t seed = freshSeed();
   for (const auto &shape : example->testShapes)
-    anyFailed |= !example->check(*exe, shape, seed).passed;
+    anyFailed |= !checkOnHost(*example, *exe, shape, seed).passed;
   EXPECT_TRUE(anyFailed) << m.example << " check accepted a kernel with '" << m.from << "' -> '" << m.to << "'";
 }
 

@@ -2,6 +2,8 @@
 //
 //   wavetile list
 //   wavetile compile (FILE.mlir | --example NAME) [--target host] [--emit tile|llvm|llvm-ir] [-o FILE]
+//   wavetile compile FILE.mlir --target gfx942|gfx950|sm_90|sm_90a [--emit hsaco|asm|ptx|llvm] [-o FILE]
+//   wavetile inspect FILE [--json]
 //   wavetile run NAME [--shape 3,127] [--seed N]
 //   wavetile demo
 //
@@ -10,6 +12,7 @@
 #include "Examples.h"
 
 #include "wavetile/Compiler.h"
+#include "wavetile/Target/GPUTargets.h"
 
 #include <chrono>
 #include <cstdio>
@@ -18,10 +21,15 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 
 using namespace wavetile;
 using namespace wavetile::examples;
+
+namespace wavetile::tool {
+int inspectCommand(const std::vector<std::string> &files, bool json); // Inspect.cpp
+}
 
 namespace {
 
@@ -29,11 +37,18 @@ const char *kUsage =
     "usage: wavetile <command> [options]\n"
     "  list                                   list the example kernels\n"
     "  compile FILE.mlir | --example NAME     compile tile IR or an example\n"
-    "      --target T     host (default); gfx942, gfx950, sm_90, sm_90a are recognised but their\n"
-    "                     code generators are not built yet\n"
-    "      --emit E       tile (verified tile IR) | llvm (MLIR LLVM dialect) | llvm-ir (default)\n"
+    "      --target T     host (default), gfx942, gfx950, sm_90, sm_90a. GPU targets compile the\n"
+    "                     input's pre-lowered gpu.modules (LLVM dialect + rocdl / nvvm); tile\n"
+    "                     kernels have no GPU code generator yet\n"
+    "      --emit E       host: tile (verified tile IR) | llvm (MLIR LLVM dialect) | llvm-ir (default)\n"
+    "                     GPU:  llvm / llvm-ir (LLVM IR after O3) | asm (AMDGPU assembly or PTX)\n"
+    "                           | hsaco (AMD code object, default for gfx*) | ptx (default for sm_*)\n"
     "      -o FILE        write the output to FILE instead of stdout\n"
-    "  run NAME [--shape D0,D1,..] [--seed S]  run an example on the host against its reference\n"
+    "  inspect FILE [--json]                  registers, LDS, spills, occupancy and an instruction\n"
+    "                                         histogram of an hsaco or a PTX file\n"
+    "  run NAME [--shape D0,D1,..] [--seed S] [--save DIR]\n"
+    "                                         run an example on the host against its reference;\n"
+    "                                         --save writes the launch and its outputs to DIR\n"
     "  demo                                   compile every example and check it on the host\n";
 
 int usageError(const std::string &message) {
@@ -45,12 +60,18 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-/// Targets the project knows; only `host` has a code generator in this build.
-const char *kTargets[] = {"host", "gfx942", "gfx950", "sm_90", "sm_90a"};
+/// Targets the project knows: `host` and the GPU target table.
+std::vector<std::string> knownTargets() {
+  std::vector<std::string> names{"host"};
+  for (const GpuTarget &target : allGpuTargets())
+    names.emplace_back(target.name);
+  return names;
+}
 
 struct Options {
   std::vector<std::string> positional;
   std::map<std::string, std::string> values;
+  std::set<std::string> flags;
 };
 
 std::optional<Options> parseOptions(int argc, char **argv, int first, std::string *error) {
@@ -58,12 +79,14 @@ std::optional<Options> parseOptions(int argc, char **argv, int first, std::strin
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--target" || arg == "--emit" || arg == "-o" || arg == "--example" || arg == "--shape" ||
-        arg == "--seed") {
+        arg == "--seed" || arg == "--save") {
       if (i + 1 >= argc) {
         *error = "option " + arg + " needs a value";
         return std::nullopt;
       }
       options.values[arg] = argv[++i];
+    } else if (arg == "--json") {
+      options.flags.insert(arg);
     } else if (arg.rfind("-", 0) == 0) {
       *error = "unknown option " + arg;
       return std::nullopt;
@@ -101,10 +124,72 @@ std::unique_ptr<Module> loadModule(const Options &options, std::string *error) {
   return module;
 }
 
+/// Writes `output` to -o FILE or stdout.
+int writeOutput(const Options &options, const std::string &output) {
+  if (options.values.count("-o")) {
+    std::ofstream out(options.values.at("-o"), std::ios::binary);
+    out << output;
+    if (!out) {
+      std::cerr << "wavetile: error: cannot write '" << options.values.at("-o") << "'\n";
+      return 1;
+    }
+  } else {
+    std::cout << output;
+  }
+  return 0;
+}
+
+/// Prints a compiler message; messages without a "file:line:col: error:" prefix get "wavetile: error: ".
+void printError(const std::string &error) {
+  std::string firstLine = error.substr(0, error.find('\n'));
+  if (firstLine.find(": error:") == std::string::npos)
+    std::cerr << "wavetile: error: ";
+  std::cerr << error;
+  if (!error.empty() && error.back() != '\n')
+    std::cerr << "\n";
+}
+
+/// compile --target <GPU>: tile kernels (and pre-lowered gpu.modules) to LLVM IR, assembly, hsaco or PTX.
+int compileForGpu(const Options &options, const GpuTarget &target) {
+  std::string emit = options.values.count("--emit") ? options.values.at("--emit") : (target.isAMD() ? "hsaco" : "ptx");
+  GpuEmit kind;
+  if (emit == "llvm" || emit == "llvm-ir")
+    kind = GpuEmit::LLVMIR;
+  else if (emit == "asm")
+    kind = GpuEmit::Assembly;
+  else if (emit == "hsaco" && target.isAMD())
+    kind = GpuEmit::Binary;
+  else if (emit == "ptx" && target.isNVIDIA())
+    kind = GpuEmit::Binary;
+  else if (emit == "tile")
+    kind = GpuEmit::LLVMIR; // handled below, before any code generation
+  else
+    return usageError("--emit '" + emit + "' does not apply to target '" + std::string(target.name) + "'; use " +
+                      (target.isAMD() ? "hsaco, asm or llvm" : "ptx, asm or llvm"));
+  std::string error;
+  auto module = loadModule(options, &error);
+  if (!module) {
+    printError(error);
+    return 1;
+  }
+  if (emit == "tile")
+    return writeOutput(options, module->str());
+  auto output = wavetile::compileForGpu(*module, target, kind, &error);
+  if (!output) {
+    printError(error);
+    return 1;
+  }
+  return writeOutput(options, *output);
+}
+
 int compileCommand(const Options &options) {
   std::string target = options.values.count("--target") ? options.values.at("--target") : "host";
-  if (std::find(std::begin(kTargets), std::end(kTargets), target) == std::end(kTargets))
-    return usageError("unknown target '" + target + "'; known targets: host, gfx942, gfx950, sm_90, sm_90a");
+  if (target != "host") {
+    std::optional<GpuTarget> gpu = lookupGpuTarget(target);
+    if (!gpu)
+      return usageError("unknown target '" + target + "'; known targets: host, " + gpuTargetNameList());
+    return compileForGpu(options, *gpu);
+  }
   std::string emit = options.values.count("--emit") ? options.values.at("--emit") : "llvm-ir";
   if (emit != "tile" && emit != "llvm" && emit != "llvm-ir")
     return usageError("unknown --emit '" + emit + "'; use tile, llvm or llvm-ir");
@@ -119,10 +204,6 @@ int compileCommand(const Options &options) {
   std::string output;
   if (emit == "tile") {
     output = module->str();
-  } else if (target != "host") {
-    std::cerr << "wavetile: error: target '" << target
-              << "' is recognised but has no code generator in this build; only 'host' lowers today\n";
-    return 1;
   } else {
     auto lowered = lowerForHost(*module, emit == "llvm" ? HostStage::LLVMDialect : HostStage::LLVMIR, &error);
     if (!lowered) {
@@ -131,17 +212,7 @@ int compileCommand(const Options &options) {
     }
     output = *lowered;
   }
-  if (options.values.count("-o")) {
-    std::ofstream out(options.values.at("-o"));
-    out << output;
-    if (!out) {
-      std::cerr << "wavetile: error: cannot write '" << options.values.at("-o") << "'\n";
-      return 1;
-    }
-  } else {
-    std::cout << output;
-  }
-  return 0;
+  return writeOutput(options, output);
 }
 
 std::optional<std::vector<int64_t>> parseShape(const std::string &text, size_t rank) {
@@ -167,8 +238,10 @@ std::string shapeText(const Example &example, const std::vector<int64_t> &shape)
   return text;
 }
 
-/// Builds, JIT-compiles and checks one example; prints one line. Returns success.
-bool runExample(const Example &example, const std::vector<std::vector<int64_t>> &shapes, uint64_t seed) {
+/// Builds, JIT-compiles and checks one example; prints one line per shape. With `saveDir`,
+/// also writes each launch (inputs and host outputs) there for runs on other machines.
+bool runExample(const Example &example, const std::vector<std::vector<int64_t>> &shapes, uint64_t seed,
+                const std::string &saveDir = {}) {
   std::string error;
   auto start = std::chrono::steady_clock::now();
   auto module = example.build(&error);
@@ -180,7 +253,17 @@ bool runExample(const Example &example, const std::vector<std::vector<int64_t>> 
   }
   bool allPassed = true;
   for (const auto &shape : shapes) {
-    CheckReport report = example.check(*exe, shape, seed);
+    LaunchPlan plan = example.prepare(shape, seed);
+    CheckReport report;
+    if (runOnHost(*exe, plan, report)) {
+      double seconds = report.runSeconds;
+      report = example.verify(plan);
+      report.runSeconds = seconds;
+    }
+    if (report.passed && !saveDir.empty() && !saveLaunch(plan, saveDir, &error)) {
+      std::printf("%s\n", error.c_str());
+      report.passed = false;
+    }
     allPassed &= report.passed;
     std::printf("%-11s host   %-22s compile %6.3f s  run %8.4f s  %-6s %s\n", example.name.c_str(),
                 shapeText(example, shape).c_str(), compileSeconds, report.runSeconds, report.passed ? "PASS" : "FAIL",
@@ -211,7 +294,8 @@ int runCommand(const Options &options) {
   }
   uint64_t seed = seedFrom(options);
   std::printf("seed %llu\n", (unsigned long long)seed);
-  return runExample(*example, shapes, seed) ? 0 : 1;
+  std::string saveDir = options.values.count("--save") ? options.values.at("--save") : "";
+  return runExample(*example, shapes, seed, saveDir) ? 0 : 1;
 }
 
 int demoCommand(const Options &options) {
@@ -220,9 +304,9 @@ int demoCommand(const Options &options) {
               "against an independent reference (seed %llu).\n\n",
               (unsigned long long)seed);
   std::printf("targets: host (runs here)");
-  for (const char *t : kTargets)
-    if (std::string(t) != "host")
-      std::printf(", %s (no code generator yet)", t);
+  for (const std::string &t : knownTargets())
+    if (t != "host")
+      std::printf(", %s (pre-lowered gpu.modules only; no tile code generator yet)", t.c_str());
   std::printf("\n\n");
   int passed = 0, failed = 0;
   for (const Example &example : allExamples())
@@ -256,5 +340,7 @@ int main(int argc, char **argv) {
     return runCommand(*options);
   if (command == "demo")
     return demoCommand(*options);
+  if (command == "inspect")
+    return tool::inspectCommand(options->positional, options->flags.count("--json") > 0);
   return usageError("unknown command '" + command + "'");
 }

@@ -6,6 +6,8 @@
 #ifndef WAVETILE_COMPILER_H
 #define WAVETILE_COMPILER_H
 
+#include "wavetile/Target/GPUTargets.h"
+
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -80,6 +82,12 @@ enum class HostStage { LLVMDialect, LLVMIR };
 
 /// The module lowered for the host, as MLIR LLVM-dialect text or LLVM IR text.
 std::optional<std::string> lowerForHost(const Module &module, HostStage stage, std::string *error);
+
+/// Compiles the module for a GPU target: tile kernels go through layout assignment,
+/// distribution and vendor lowering; gpu.modules already in the LLVM dialect pass through.
+/// The result is LLVM IR, assembly (AMDGPU or PTX), or the binary (hsaco; PTX for NVIDIA).
+std::optional<std::string> compileForGpu(const Module &module, const GpuTarget &target, GpuEmit emit,
+                                         std::string *error);
 
 /// Kernels JIT-compiled for this CPU; each launch runs every program of the grid in turn.
 class HostExecutable {

@@ -6,6 +6,7 @@
 #include "wavetile/Dialect/Tile/IR/TileDialect.h"
 #include "wavetile/Pipeline/ModuleImpl.h"
 #include "wavetile/Pipeline/Pipelines.h"
+#include "wavetile/Target/GPUCodegen.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -14,11 +15,15 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
 
 using namespace wavetile;
 
@@ -211,6 +216,44 @@ std::optional<std::string> wavetile::lowerForHost(const Module &module, HostStag
   return text;
 }
 
+std::optional<std::string> wavetile::compileForGpu(const Module &module, const GpuTarget &target, GpuEmit emit,
+                                                   std::string *error) {
+  mlir::MLIRContext *context = module.impl().context.get();
+  DiagnosticCapture capture(context);
+  auto fail = [&]() -> std::optional<std::string> {
+    if (error && error->empty())
+      *error = capture.take();
+    return std::nullopt;
+  };
+  if (mlir::failed(mlir::verify(module.impl().module.get())))
+    return fail();
+  registerPasses();
+  mlir::OwningOpRef<mlir::ModuleOp> copy(module.impl().module.get().clone());
+  mlir::PassManager pm(context);
+  if (mlir::failed(buildGpuPipeline(pm, llvm::StringRef(target.name.data(), target.name.size()))) ||
+      mlir::failed(pm.run(*copy)))
+    return fail();
+  std::vector<mlir::gpu::GPUModuleOp> modules;
+  for (auto gpuModule : copy->getOps<mlir::gpu::GPUModuleOp>()) {
+    auto vendor = gpuModuleVendor(gpuModule, error);
+    if (mlir::failed(vendor))
+      return fail();
+    if (*vendor == target.vendor)
+      modules.push_back(gpuModule);
+  }
+  if (modules.empty()) {
+    if (error)
+      *error = std::string("no tile kernel and no gpu.module with ") +
+               (target.isAMD() ? "rocdl.kernel" : "nvvm.kernel") + " kernels to compile for " +
+               std::string(target.name) + "\n";
+    return std::nullopt;
+  }
+  auto out = compileGpuModules(modules, target, emit, error);
+  if (mlir::failed(out))
+    return fail();
+  return std::move(*out);
+}
+
 const char *wavetile::argKindName(ArgKind kind) {
   switch (kind) {
   case ArgKind::Pointer:
@@ -253,6 +296,25 @@ KernelArg KernelArg::fromF64(double v) {
   return a;
 }
 
+/// f32 -> bf16 for the JIT: LLVM calls it when it narrows a bf16 value it carried in f32
+/// registers. Exact: round to nearest even, subnormals kept, NaN payloads kept (a payload
+/// that would vanish keeps the quiet bit so the value stays NaN). GCC 12's runtime lacks it.
+extern "C" _Float16 wavetileTruncF32ToBF16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  uint16_t result;
+  if ((bits & 0x7fffffffu) > 0x7f800000u) {
+    result = uint16_t(bits >> 16);
+    if ((result & 0x7f) == 0)
+      result |= 0x40;
+  } else {
+    result = uint16_t((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
+  }
+  _Float16 half;
+  std::memcpy(&half, &result, sizeof half); // bf16 travels in the same register as _Float16
+  return half;
+}
+
 struct HostExecutable::Impl {
   std::unique_ptr<mlir::ExecutionEngine> engine;
   std::vector<KernelSignature> kernels;
@@ -273,7 +335,24 @@ std::unique_ptr<HostExecutable> HostExecutable::compile(const Module &module, st
     return nullptr;
   mlir::ExecutionEngineOptions options;
   auto optimize = mlir::makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, nullptr);
-  options.transformer = optimize;
+  // The CPU's bf16 instructions flush subnormals, and LLVM would use them for bf16 values it
+  // carries across branches; the host's semantics are exact, so codegen goes without them.
+  static const std::string cpu = llvm::sys::getHostCPUName().str();
+  static const std::string features = [] {
+    std::string list;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures()) {
+      bool enabled = feature.getValue() && feature.getKey() != "avx512bf16" && feature.getKey() != "avxneconvert";
+      list += (list.empty() ? "" : ",") + std::string(enabled ? "+" : "-") + feature.getKey().str();
+    }
+    return list;
+  }();
+  options.transformer = [optimize](llvm::Module *m) -> llvm::Error {
+    for (llvm::Function &f : *m) {
+      f.addFnAttr("target-cpu", cpu);
+      f.addFnAttr("target-features", features);
+    }
+    return optimize(m);
+  };
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Default;
   auto engine = mlir::ExecutionEngine::create(*lowered, options);
   if (!engine) {
@@ -283,6 +362,12 @@ std::unique_ptr<HostExecutable> HostExecutable::compile(const Module &module, st
   }
   auto impl = std::make_unique<Impl>();
   impl->engine = std::move(*engine);
+  impl->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("__truncsfbf2")] = {llvm::orc::ExecutorAddr::fromPtr(&wavetileTruncF32ToBF16),
+                                         llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
   // ORC compiles on first lookup; do it now so compile errors and time belong to compile().
   for (const KernelSignature &kernel : module.kernels())
     if (auto entry = impl->engine->lookupPacked(kernel.name + kHostGridSuffix); !entry) {

@@ -12,7 +12,7 @@ static constexpr const char *kHostPipeline =
     "one-shot-bufferize{bufferize-function-boundaries=true allow-return-allocs-from-loops=true},"
     "buffer-deallocation-pipeline,"
     "convert-scf-to-cf,"
-    "arith-expand{include-bf16=true},"
+    "wavetile-host-expand-bf16,"
     "expand-strided-metadata,"
     "finalize-memref-to-llvm,"
     "convert-math-to-llvm,"  // intrinsics first; libm only for what has none (erf, tanh)

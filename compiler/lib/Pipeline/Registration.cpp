@@ -19,6 +19,12 @@ void wavetile::registerDialects(mlir::DialectRegistry &registry) {
   mlir::registerAllToLLVMIRTranslations(registry);
 }
 
+namespace {
+struct GpuPipelineOptions : mlir::PassPipelineOptions<GpuPipelineOptions> {
+  Option<std::string> target{*this, "target", llvm::cl::desc("gfx942, gfx950, sm_90 or sm_90a")};
+};
+} // namespace
+
 void wavetile::registerPasses() {
   static bool registered = [] {
     mlir::registerAllPasses();
@@ -27,6 +33,11 @@ void wavetile::registerPasses() {
     mlir::PassPipelineRegistration<>(
         "wavetile-host-pipeline", "Lower tile kernels to LLVM for the host JIT",
         [](mlir::OpPassManager &pm) { (void)buildHostPipeline(pm); });
+    mlir::PassPipelineRegistration<GpuPipelineOptions>(
+        "wavetile-gpu-pipeline", "Lay out, distribute and lower tile kernels for a GPU target",
+        [](mlir::OpPassManager &pm, const GpuPipelineOptions &options) {
+          (void)buildGpuPipeline(pm, options.target);
+        });
     return true;
   }();
   (void)registered;

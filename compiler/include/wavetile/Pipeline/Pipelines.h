@@ -16,6 +16,9 @@ void registerDialects(mlir::DialectRegistry &registry);
 void registerPasses();
 /// Tile IR -> LLVM dialect ready for the ORC JIT ("wavetile-host-pipeline").
 mlir::LogicalResult buildHostPipeline(mlir::OpPassManager &pm);
+/// Tile IR -> gpu.module @wavetile in the LLVM dialect with ROCDL/NVVM for a GPU target
+/// ("wavetile-gpu-pipeline{target=...}"); fails for unknown targets.
+mlir::LogicalResult buildGpuPipeline(mlir::OpPassManager &pm, llvm::StringRef target);
 } // namespace wavetile
 
 #endif

@@ -10,6 +10,7 @@
 #include "wavetile/Conversion/Passes.h"
 
 #include "wavetile/Dialect/Tile/IR/TileDialect.h"
+#include "wavetile/Dialect/Tile/Transforms/LoweringUtils.h"
 #include "wavetile/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
@@ -128,53 +129,6 @@ Value maskAt(OpBuilder &b, Location loc, Value mask, ValueRange ivs) {
 
 RankedTensorType convertedTile(const TypeConverter &converter, Type type) {
   return cast<RankedTensorType>(converter.convertType(type));
-}
-
-/// Widens a scalar to the accumulation type of a dot: f32 for floats, i32 for i8.
-Value widenForDot(OpBuilder &b, Location loc, Value v, Type acc) {
-  Type t = v.getType();
-  if (t == acc)
-    return v;
-  if (isa<IntegerType>(t))
-    return arith::ExtSIOp::create(b, loc, acc, v);
-  if (memoryType(t) != t) // narrow formats LLVM cannot extend
-    return buildFpConvert(b, loc, v, acc, RoundingMode::rtne, false);
-  if (t.getIntOrFloatBitWidth() < acc.getIntOrFloatBitWidth())
-    return arith::ExtFOp::create(b, loc, acc, v);
-  return v;
-}
-
-Value addFor(OpBuilder &b, Location loc, Value x, Value y) {
-  return isa<FloatType>(x.getType()) ? Value(arith::AddFOp::create(b, loc, x, y))
-                                     : Value(arith::AddIOp::create(b, loc, x, y));
-}
-
-Value mulFor(OpBuilder &b, Location loc, Value x, Value y) {
-  return isa<FloatType>(x.getType()) ? Value(arith::MulFOp::create(b, loc, x, y))
-                                     : Value(arith::MulIOp::create(b, loc, x, y));
-}
-
-/// Combines two scalars as a reduce/scan kind says; `custom` inlines the combiner region.
-Value combine(OpBuilder &b, Location loc, CombineKind kind, Region &combiner, Value x, Value y) {
-  bool isFloat = isa<FloatType>(x.getType());
-  switch (kind) {
-  case CombineKind::sum:
-    return addFor(b, loc, x, y);
-  case CombineKind::max:
-    return isFloat ? Value(arith::MaximumFOp::create(b, loc, x, y)) : Value(arith::MaxSIOp::create(b, loc, x, y));
-  case CombineKind::min:
-    return isFloat ? Value(arith::MinimumFOp::create(b, loc, x, y)) : Value(arith::MinSIOp::create(b, loc, x, y));
-  case CombineKind::custom: {
-    Block &body = combiner.front();
-    IRMapping mapping;
-    mapping.map(body.getArgument(0), x);
-    mapping.map(body.getArgument(1), y);
-    for (Operation &op : body.without_terminator())
-      b.clone(op, mapping);
-    return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
-  }
-  }
-  llvm_unreachable("unknown combine kind");
 }
 
 //===----------------------------------------------------------------------===//
@@ -324,19 +278,41 @@ struct StoreLowering : TilePattern<StoreOp> {
   }
 };
 
+/// `llvm.func @__tile_atomic_add_<type>(ptr, value) -> previous`, created once per module.
+/// llvm.atomicrmw declares no memory effects, and buffer deallocation rejects such ops in the
+/// func.func kernels (it leaves llvm.func alone), so the atomic add lives in this helper.
+LLVM::LLVMFuncOp atomicAddHelper(OpBuilder &b, Location loc, ModuleOp module, Type element) {
+  std::string name = "__tile_atomic_add_";
+  llvm::raw_string_ostream(name) << element;
+  if (auto helper = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return helper;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  auto pointer = LLVM::LLVMPointerType::get(b.getContext());
+  auto helper = LLVM::LLVMFuncOp::create(b, loc, name, LLVM::LLVMFunctionType::get(element, {pointer, element}),
+                                         LLVM::Linkage::Internal);
+  Block *entry = helper.addEntryBlock(b);
+  b.setInsertionPointToStart(entry);
+  auto kind = isa<FloatType>(element) ? LLVM::AtomicBinOp::fadd : LLVM::AtomicBinOp::add;
+  Value previous = LLVM::AtomicRMWOp::create(b, loc, kind, entry->getArgument(0), entry->getArgument(1),
+                                             LLVM::AtomicOrdering::monotonic);
+  LLVM::ReturnOp::create(b, loc, previous);
+  return helper;
+}
+
 struct AtomicAddLowering : TilePattern<AtomicAddOp> {
   using TilePattern::TilePattern;
   LogicalResult matchAndRewrite(AtomicAddOp op, Adaptor adaptor, ConversionPatternRewriter &rw) const override {
     RankedTensorType result = resultTile(op);
     Type element = result.getElementType();
-    auto kind = isa<FloatType>(element) ? LLVM::AtomicBinOp::fadd : LLVM::AtomicBinOp::add;
+    LLVM::LLVMFuncOp helper = atomicAddHelper(rw, op.getLoc(), op->getParentOfType<ModuleOp>(), element);
     rw.replaceOp(op, buildTile(rw, op.getLoc(), result, [&](OpBuilder &b, Location l, ValueRange ivs, Value) {
       return guarded(
           b, l, maskAt(b, l, adaptor.getMask(), ivs), element,
           [&](OpBuilder &tb) -> Value {
             Value address = elementAddress(tb, l, adaptor.getBase(), element, at(tb, l, adaptor.getOffsets(), ivs));
-            return LLVM::AtomicRMWOp::create(tb, l, kind, address, at(tb, l, adaptor.getValue(), ivs),
-                                             LLVM::AtomicOrdering::monotonic);
+            return LLVM::CallOp::create(tb, l, helper, ValueRange{address, at(tb, l, adaptor.getValue(), ivs)})
+                .getResult();
           },
           [&](OpBuilder &eb) { return zeroOf(eb, l, element); });
     }));
@@ -440,14 +416,22 @@ struct SharedSliceLowering : TilePattern<SharedSliceOp> {
   using TilePattern::TilePattern;
   LogicalResult matchAndRewrite(SharedSliceOp op, Adaptor adaptor, ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
-    auto sourceType = cast<MemRefType>(adaptor.getSource().getType());
     auto resultType = cast<MemRefType>(getTypeConverter()->convertType(op.getType()));
-    SmallVector<OpFoldResult> offsets(sourceType.getRank(), rw.getIndexAttr(0));
-    offsets[0] = arith::IndexCastOp::create(rw, loc, rw.getIndexType(), adaptor.getIndex()).getResult();
-    SmallVector<OpFoldResult> sizes{rw.getIndexAttr(1)}, strides(sourceType.getRank(), rw.getIndexAttr(1));
+    // Entry `index` starts index * numElements(entry) past the source's offset. The offset is
+    // computed in arith: a subview with a dynamic offset expands to affine.apply, which the host
+    // pipeline does not lower.
+    auto source = memref::ExtractStridedMetadataOp::create(rw, loc, adaptor.getSource());
+    Value index = arith::IndexCastOp::create(rw, loc, rw.getIndexType(), adaptor.getIndex());
+    Value offset = arith::AddIOp::create(
+        rw, loc, source.getOffset(),
+        arith::MulIOp::create(rw, loc, index, indexConstant(rw, loc, resultType.getNumElements())));
+    SmallVector<OpFoldResult> sizes, strides;
     for (int64_t dim : resultType.getShape())
       sizes.push_back(rw.getIndexAttr(dim));
-    rw.replaceOpWithNewOp<memref::SubViewOp>(op, resultType, adaptor.getSource(), offsets, sizes, strides);
+    for (int64_t stride : resultType.getStridesAndOffset().first)
+      strides.push_back(rw.getIndexAttr(stride));
+    rw.replaceOpWithNewOp<memref::ReinterpretCastOp>(op, resultType, adaptor.getSource(), OpFoldResult(offset),
+                                                     sizes, strides);
     return success();
   }
 };
@@ -492,9 +476,9 @@ struct DotLowering : TilePattern<DotOp> {
       auto loop = scf::ForOp::create(
           b, l, indexConstant(b, l, 0), indexConstant(b, l, k), indexConstant(b, l, 1), ValueRange{init},
           [&](OpBuilder &lb, Location ll, Value kk, ValueRange sum) {
-            Value x = widenForDot(lb, ll, at(lb, ll, adaptor.getA(), {ivs[0], kk}), acc);
-            Value y = widenForDot(lb, ll, at(lb, ll, adaptor.getB(), {kk, ivs[1]}), acc);
-            scf::YieldOp::create(lb, ll, addFor(lb, ll, sum[0], mulFor(lb, ll, x, y)));
+            Value x = buildWidenForDot(lb, ll, at(lb, ll, adaptor.getA(), {ivs[0], kk}), acc);
+            Value y = buildWidenForDot(lb, ll, at(lb, ll, adaptor.getB(), {kk, ivs[1]}), acc);
+            scf::YieldOp::create(lb, ll, buildAdd(lb, ll, sum[0], buildMul(lb, ll, x, y)));
           });
       return loop.getResult(0);
     }));
@@ -514,12 +498,12 @@ struct ScaledDotLowering : TilePattern<ScaledDotOp> {
           b, l, indexConstant(b, l, 0), indexConstant(b, l, k), indexConstant(b, l, 1), ValueRange{init},
           [&](OpBuilder &lb, Location ll, Value kk, ValueRange sum) {
             Value block = arith::DivUIOp::create(lb, ll, kk, indexConstant(lb, ll, 32));
-            Value x = widenForDot(lb, ll, at(lb, ll, adaptor.getA(), {ivs[0], kk}), f32);
-            Value y = widenForDot(lb, ll, at(lb, ll, adaptor.getB(), {kk, ivs[1]}), f32);
-            Value sx = widenForDot(lb, ll, at(lb, ll, adaptor.getAScale(), {ivs[0], block}), f32);
-            Value sy = widenForDot(lb, ll, at(lb, ll, adaptor.getBScale(), {block, ivs[1]}), f32);
-            Value product = mulFor(lb, ll, mulFor(lb, ll, x, y), mulFor(lb, ll, sx, sy));
-            scf::YieldOp::create(lb, ll, addFor(lb, ll, sum[0], product));
+            Value x = buildWidenForDot(lb, ll, at(lb, ll, adaptor.getA(), {ivs[0], kk}), f32);
+            Value y = buildWidenForDot(lb, ll, at(lb, ll, adaptor.getB(), {kk, ivs[1]}), f32);
+            Value sx = buildWidenForDot(lb, ll, at(lb, ll, adaptor.getAScale(), {ivs[0], block}), f32);
+            Value sy = buildWidenForDot(lb, ll, at(lb, ll, adaptor.getBScale(), {block, ivs[1]}), f32);
+            Value product = buildMul(lb, ll, buildMul(lb, ll, x, y), buildMul(lb, ll, sx, sy));
+            scf::YieldOp::create(lb, ll, buildAdd(lb, ll, sum[0], product));
           });
       return loop.getResult(0);
     }));
@@ -545,7 +529,7 @@ struct ReduceLowering : TilePattern<ReduceOp> {
           b, l, indexConstant(b, l, 1), indexConstant(b, l, extent), indexConstant(b, l, 1), ValueRange{first},
           [&](OpBuilder &lb, Location ll, Value i, ValueRange accum) {
             Value next = at(lb, ll, source, sourceIvs(i));
-            scf::YieldOp::create(lb, ll, combine(lb, ll, op.getKind(), op.getCombiner(), accum[0], next));
+            scf::YieldOp::create(lb, ll, buildCombine(lb, ll, op.getKind(), op.getCombiner(), accum[0], next));
           });
       return loop.getResult(0);
     };
@@ -575,7 +559,7 @@ struct ScanLowering : TilePattern<ScanOp> {
           [&](OpBuilder &eb) {
             SmallVector<Value> previous(ivs);
             previous[axis] = arith::SubIOp::create(eb, l, ivs[axis], indexConstant(eb, l, 1));
-            return combine(eb, l, op.getKind(), op.getCombiner(), at(eb, l, partial, previous), current);
+            return buildCombine(eb, l, op.getKind(), op.getCombiner(), at(eb, l, partial, previous), current);
           });
     }));
     return success();
@@ -794,8 +778,9 @@ struct ConvertTileToHost : wavetile::impl::ConvertTileToHostBase<ConvertTileToHo
       return signalPassFailure();
 
     for (func::FuncOp kernel : kernels) {
+      // Kernel attributes describe the tile program; the host function no longer is one.
       for (StringRef attr : {TileDialect::kKernelAttrName, TileDialect::kNumWarpsAttrName,
-                             TileDialect::kWarpSizeAttrName})
+                             TileDialect::kWarpSizeAttrName, TileDialect::kParamsAttrName})
         kernel->removeAttr(attr);
       buildGridDriver(kernel);
     }

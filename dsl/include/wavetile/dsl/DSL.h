@@ -141,6 +141,39 @@ Value tanh(Operand x);
 Value erf(Operand x);
 Value floor(Operand x);
 
+/// A dimension of a tensor argument: a size fixed at compile time, or a runtime size that
+/// becomes an i32 kernel argument.
+struct Dim {
+  int64_t size = -1; // < 0: dynamic
+  static Dim fixed(int64_t size) { return Dim{size}; }
+  static Dim dynamic() { return Dim{-1}; }
+  bool isDynamic() const { return size < 0; }
+};
+
+/// A tensor argument: a pointer with a shape and strides (in elements). Static sizes are
+/// constants in the IR; dynamic sizes and the strides of a strided tensor are i32 arguments
+/// named "<tensor>_size<d>" and "<tensor>_stride<d>", passed after the pointer.
+class Tensor {
+public:
+  Pointer pointer;
+  std::vector<Value> sizes;   // one per dimension, i32 scalars
+  std::vector<Value> strides; // one per dimension, i32 scalars; the last is 1 when contiguous
+  size_t rank() const { return sizes.size(); }
+  Value size(int d) const { return sizes.at(d); }
+  Value stride(int d) const { return strides.at(d); }
+  DType elementType() const { return pointer.element; }
+};
+
+/// Element offsets sum(index[d] * stride[d]) of `t`, broadcasting the index tiles together.
+Value offsetsOf(const Tensor &t, const std::vector<Operand> &index, SourceLoc loc = SourceLoc::current());
+/// index[d] < size[d] for every d: the in-bounds mask of a tile of indices.
+Value inBounds(const Tensor &t, const std::vector<Operand> &index, SourceLoc loc = SourceLoc::current());
+/// Loads t[index...]; elements outside the tensor are not read and take `other` (default 0).
+Value load(const Tensor &t, const std::vector<Operand> &index, std::optional<Operand> other = std::nullopt,
+           SourceLoc loc = SourceLoc::current());
+/// Stores t[index...] = value for the indices inside the tensor.
+void store(const Tensor &t, const std::vector<Operand> &index, Operand value, SourceLoc loc = SourceLoc::current());
+
 /// Grid position and size of this program instance.
 Value programId(int axis, SourceLoc loc = SourceLoc::current());
 Value numPrograms(int axis, SourceLoc loc = SourceLoc::current());
@@ -233,6 +266,13 @@ public:
   Pointer pointer(const std::string &name, DType element, SourceLoc loc = SourceLoc::current());
   /// A scalar argument (i32, i64, f32 or f64).
   Value scalar(const std::string &name, DType dtype, SourceLoc loc = SourceLoc::current());
+  /// A tensor argument with static or dynamic sizes; `contiguous` tensors are row-major with
+  /// strides derived from the sizes, otherwise every stride but the last is an argument.
+  Tensor tensor(const std::string &name, DType element, const std::vector<Dim> &dims, bool contiguous = true,
+                SourceLoc loc = SourceLoc::current());
+  /// A compile-time parameter: returns `value` and records name=value on the kernel, so dumps
+  /// and caches see the specialization.
+  int64_t param(const std::string &name, int64_t value);
 
 private:
   friend class ModuleBuilder;

@@ -5,6 +5,7 @@
 #include "wavetile/Atoms/AtomTable.h"
 #include "wavetile/Layout/LayoutAlgebra.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -24,7 +25,30 @@ using namespace wavetile::tile;
 #define GET_TYPEDEF_CLASSES
 #include "wavetile/Dialect/Tile/IR/TileTypes.cpp.inc"
 
+namespace {
+/// Prints layouts once at the top of a module (#blocked, #mma, ...) instead of inline in
+/// every tile type.
+struct TileOpAsmInterface : OpAsmDialectInterface {
+  using OpAsmDialectInterface::OpAsmDialectInterface;
+  AliasResult getAlias(Attribute attr, raw_ostream &os) const override {
+    StringRef name = llvm::TypeSwitch<Attribute, StringRef>(attr)
+                         .Case<BlockedLayoutAttr>([](auto) { return "blocked"; })
+                         .Case<SliceLayoutAttr>([](auto) { return "slice"; })
+                         .Case<MmaLayoutAttr>([](auto) { return "mma"; })
+                         .Case<DotOperandLayoutAttr>([](auto) { return "dot_operand"; })
+                         .Case<LinearLayoutAttr>([](auto) { return "linear"; })
+                         .Case<SharedLayoutAttr>([](auto) { return "shared"; })
+                         .Default([](Attribute) { return StringRef(); });
+    if (name.empty())
+      return AliasResult::NoAlias;
+    os << name;
+    return AliasResult::FinalAlias;
+  }
+};
+} // namespace
+
 void TileDialect::initialize() {
+  addInterfaces<TileOpAsmInterface>();
   addOperations<
 #define GET_OP_LIST
 #include "wavetile/Dialect/Tile/IR/TileOps.cpp.inc"
@@ -37,6 +61,11 @@ void TileDialect::initialize() {
 #define GET_ATTRDEF_LIST
 #include "wavetile/Dialect/Tile/IR/TileAttrs.cpp.inc"
       >();
+}
+
+/// Folded tiles and scalars become arith constants.
+Operation *TileDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type, Location loc) {
+  return arith::ConstantOp::materialize(builder, value, type, loc);
 }
 
 int64_t wavetile::tile::numElements(RankedTensorType tensorType) {
@@ -192,17 +221,35 @@ LogicalResult SliceLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitErr
 int64_t SliceLayoutAttr::getWarpSize() const { return getParent().getWarpSize(); }
 int64_t SliceLayoutAttr::getNumWarps() const { return getParent().getNumWarps(); }
 
+static const wavetile::atoms::Atom &atomOf(MmaLayoutAttr layout);
+
+/// The smallest extent `parent` accepts along dimension `dim`: one atom for the MMA-based
+/// layouts (they need multiples of the atom shape), 1 for the others.
+static int64_t smallestExtent(DistributedLayoutAttr parent, unsigned dim) {
+  if (auto mma = dyn_cast<MmaLayoutAttr>(parent)) {
+    const auto &atom = atomOf(mma);
+    return dim == 0 ? atom.m : atom.n;
+  }
+  if (auto operand = dyn_cast<DotOperandLayoutAttr>(parent)) {
+    const auto &atom = atomOf(operand.getParent());
+    bool isA = operand.getOperandIndex() == 0;
+    return dim == 0 ? (isA ? atom.m : atom.k) : (isA ? atom.k : atom.n);
+  }
+  return 1;
+}
+
 LogicalResult
 SliceLayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
                                 function_ref<InFlightDiagnostic()> emitError) const {
   auto parentEncoding = dyn_cast<VerifiableTensorEncoding>(Attribute(getParent()));
   if (!parentEncoding)
     return success();
-  // The parent sees the tile with the sliced dimension restored at size 1.
+  // The parent sees the tile with the sliced dimension restored, at an extent the parent
+  // accepts (size 1 would reject every slice of an MMA layout).
   SmallVector<int64_t> parentShape(shape);
   if (getDim() > parentShape.size())
     return emitError() << "slice dim " << getDim() << " exceeds the tile rank " << shape.size();
-  parentShape.insert(parentShape.begin() + getDim(), 1);
+  parentShape.insert(parentShape.begin() + getDim(), smallestExtent(getParent(), getDim()));
   return parentEncoding.verifyEncoding(parentShape, elementType, emitError);
 }
 
@@ -222,8 +269,16 @@ static const wavetile::atoms::Atom &atomOf(MmaLayoutAttr layout) {
   return *wavetile::atoms::lookupAtom(std::string_view(name.data(), name.size()));
 }
 
-int64_t MmaLayoutAttr::getWarpSize() const { return atomOf(*this).waveSize; }
-int64_t MmaLayoutAttr::getNumWarps() const { return product(getWarpsPerBlock()); }
+/// Threads of a warp that issues the atom together: a warpgroup atom (wgmma, 128
+/// threads) is issued by four 32-thread warps.
+static int64_t warpsPerIssue(const wavetile::atoms::Atom &atom) { return atom.waveSize > 64 ? atom.waveSize / 32 : 1; }
+
+int64_t MmaLayoutAttr::getWarpSize() const {
+  const auto &atom = atomOf(*this);
+  return atom.waveSize / warpsPerIssue(atom);
+}
+// For warpgroup atoms warpsPerBlock counts warpgroups.
+int64_t MmaLayoutAttr::getNumWarps() const { return product(getWarpsPerBlock()) * warpsPerIssue(atomOf(*this)); }
 
 static LogicalResult verifyMultipleOf(ArrayRef<int64_t> shape, int64_t rows, int64_t cols,
                                       StringRef what, function_ref<InFlightDiagnostic()> emitError) {
@@ -340,6 +395,12 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << "'" << name << "' must be 32 or 64";
     return success();
   }
+  if (name == kParamsAttrName) {
+    auto params = dyn_cast<DictionaryAttr>(attribute.getValue());
+    if (!params || !llvm::all_of(params, [](NamedAttribute p) { return isa<IntegerAttr>(p.getValue()); }))
+      return op->emitError() << "'" << name << "' must be a dictionary of integer parameters";
+    return success();
+  }
   if (name != kKernelAttrName)
     return op->emitError() << "unknown tile dialect attribute '" << name << "'";
   auto func = dyn_cast<func::FuncOp>(op);
@@ -355,9 +416,12 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       warpSize = module->getAttrOfType<IntegerAttr>(kWarpSizeAttrName);
   auto checkType = [&](Type type, Operation *where) -> LogicalResult {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    auto layout = tensor ? dyn_cast_or_null<DistributedLayoutAttr>(tensor.getEncoding()) : nullptr;
-    if (!layout)
+    if (!tensor || !tensor.getEncoding())
       return success();
+    auto layout = dyn_cast<DistributedLayoutAttr>(tensor.getEncoding());
+    if (!layout)
+      return where->emitOpError() << "has a tile whose encoding " << tensor.getEncoding()
+                                  << " is not a distributed layout";
     if (numWarps && layout.getNumWarps() != numWarps.getInt())
       return where->emitOpError() << "uses a layout for " << layout.getNumWarps()
                                   << " warps in a kernel of " << numWarps.getInt() << " warps";
@@ -371,6 +435,12 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
     for (Type type : inner->getResultTypes())
       if (failed(checkType(type, inner)))
         return WalkResult::interrupt();
+    // Block arguments too: the kernel's own arguments and values carried by loops.
+    for (Region &region : inner->getRegions())
+      for (Block &block : region)
+        for (Type type : block.getArgumentTypes())
+          if (failed(checkType(type, inner)))
+            return WalkResult::interrupt();
     return WalkResult::advance();
   });
   return failure(result.wasInterrupted());

@@ -56,12 +56,14 @@ LogicalResult ArangeOp::verify() {
   auto type = getResult().getType();
   if (type.getRank() != 1)
     return emitOpError() << "result must be 1-D";
-  int64_t length = int64_t(getEnd()) - int64_t(getStart());
+  // I32Attr getters return uint32_t; the bounds are signed.
+  int64_t start = int32_t(getStart()), end = int32_t(getEnd());
+  int64_t length = end - start;
   if (length <= 0)
-    return emitOpError() << "end (" << getEnd() << ") must be greater than start (" << getStart() << ")";
+    return emitOpError() << "end (" << end << ") must be greater than start (" << start << ")";
   if (type.getDimSize(0) != length)
-    return emitOpError() << "result has " << type.getDimSize(0) << " elements, but " << getStart()
-                         << " to " << getEnd() << " has " << length;
+    return emitOpError() << "result has " << type.getDimSize(0) << " elements, but " << start
+                         << " to " << end << " has " << length;
   return success();
 }
 
@@ -70,6 +72,14 @@ LogicalResult SplatOp::verify() {
     return emitOpError() << "scalar of type " << getValue().getType()
                          << " cannot fill a tile of " << getResult().getType().getElementType();
   return success();
+}
+
+/// A splat of a constant is a constant tile, which lets arith folders see through it.
+OpFoldResult SplatOp::fold(FoldAdaptor adaptor) {
+  // A constant cannot carry a layout; laid-out splats stay splats.
+  if (!adaptor.getValue() || getResult().getType().getEncoding())
+    return {};
+  return SplatElementsAttr::get(getResult().getType(), adaptor.getValue());
 }
 
 LogicalResult BroadcastOp::verify() {
@@ -88,7 +98,7 @@ LogicalResult BroadcastOp::verify() {
 
 LogicalResult ExpandDimsOp::verify() {
   auto source = getSource().getType(), result = getResult().getType();
-  int64_t axis = getAxis();
+  int64_t axis = int32_t(getAxis()); // signed: the getter returns uint32_t
   if (axis < 0 || axis > source.getRank())
     return emitOpError() << "axis " << axis << " out of range for a tile of rank " << source.getRank();
   SmallVector<int64_t> expected(source.getShape());
@@ -346,7 +356,8 @@ static LogicalResult verifyCombiner(Operation *op, CombineKind kind, Region &com
   if (body.getNumArguments() != 2 || body.getArgument(0).getType() != element ||
       body.getArgument(1).getType() != element)
     return op->emitOpError() << "the combiner region takes two " << element << " arguments";
-  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  // Not body.getTerminator(): the block may be empty or end in a non-terminator here.
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
   if (!yield || yield.getValue().getType() != element)
     return op->emitOpError() << "the combiner region must yield one " << element;
   return success();
@@ -360,7 +371,7 @@ static LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank) {
 
 LogicalResult ReduceOp::verify() {
   auto source = getSource().getType();
-  int64_t axis = getAxis();
+  int64_t axis = int32_t(getAxis()); // signed: the getter returns uint32_t
   if (failed(verifyAxis(*this, axis, source.getRank())))
     return failure();
   Type element = source.getElementType();
@@ -379,7 +390,7 @@ LogicalResult ReduceOp::verify() {
 
 LogicalResult ScanOp::verify() {
   auto source = getSource().getType();
-  if (failed(verifyAxis(*this, getAxis(), source.getRank())))
+  if (failed(verifyAxis(*this, int32_t(getAxis()), source.getRank())))
     return failure();
   auto result = getResult().getType();
   if (result.getShape() != source.getShape() || result.getElementType() != source.getElementType())

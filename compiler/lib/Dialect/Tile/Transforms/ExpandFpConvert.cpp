@@ -31,6 +31,7 @@ struct NarrowFormat {
   unsigned bits;          // storage width
   unsigned mantissaBits;  // m
   int minNormalExponent;  // emin
+  int maxExponent;        // emax: the largest finite value is below 2^(emax+1)
   bool hasSign;
   bool hasInf, hasNaN;
   bool nanIsNegativeZero; // the fnuz formats: 0x80 is NaN, there is no -0
@@ -41,6 +42,7 @@ struct NarrowFormat {
     bits = type.getWidth();
     mantissaBits = llvm::APFloat::semanticsPrecision(sem) - 1;
     minNormalExponent = llvm::APFloat::semanticsMinExponent(sem);
+    maxExponent = llvm::APFloat::semanticsMaxExponent(sem);
     hasSign = llvm::APFloat::semanticsHasSignedRepr(sem);
     hasInf = llvm::APFloat::semanticsHasInf(sem);
     hasNaN = llvm::APFloat::semanticsHasNaN(sem);
@@ -102,31 +104,44 @@ Value narrow(ShapedBuilder &s, Value source, FloatType target, RoundingMode roun
   Value biasedExponent = s.shr(absBits, 23);
   Value code;
   if (fmt.mantissaBits == 0 && !fmt.hasSign) {
-    // e8m0: the code is the biased exponent; rtne rounds up from 1.5 (nearest power of 2).
+    // e8m0: the code is the biased exponent; rtne rounds up from 1.5 (nearest power of 2). An f32
+    // subnormal is fraction * 2^-149 with code 0 standing for 2^-127, so 1.5 * 2^-127 is 0x600000.
+    Value roundUpFrom = s.select(s.cmp(arith::CmpIPredicate::eq, biasedExponent, s.i32(0)), s.i32(0x600000),
+                                 s.i32(0x400000));
     Value roundUp = rounding == RoundingMode::rtne
-                        ? s.cmp(arith::CmpIPredicate::uge, s.band(absBits, 0x7fffff), s.i32(0x400000))
+                        ? s.cmp(arith::CmpIPredicate::uge, s.band(absBits, 0x7fffff), roundUpFrom)
                         : s.cmp(arith::CmpIPredicate::ne, s.i32(0), s.i32(0));
     code = s.add(biasedExponent, arith::ExtUIOp::create(b, s.loc, s.like(i32), roundUp));
   } else {
     int m = fmt.mantissaBits, emin = fmt.minNormalExponent;
     // f32 zeros/subnormals have exponent field 0; any emin of these formats is above -126.
+    // Anything at or above 2^(emax+1) overflows, so E stops there: that keeps 2^(m-E) a normal
+    // f32 even for Inf and NaN inputs.
     Value exponent = arith::MaxSIOp::create(b, s.loc, s.sub(biasedExponent, s.i32(127)), s.i32(emin));
+    exponent = arith::MinSIOp::create(b, s.loc, exponent, s.i32(fmt.maxExponent + 1));
     Value absX = s.bitcast(absBits, f32);
     Value scaled = arith::MulFOp::create(b, s.loc, absX, s.pow2(s.sub(s.i32(m), exponent)));
     Value rounded = rounding == RoundingMode::rtne ? Value(math::RoundEvenOp::create(b, s.loc, scaled))
                                                    : Value(math::FloorOp::create(b, s.loc, scaled));
-    // Clamp before the integer conversion: Inf and huge values must not make poison.
-    Value clamped = arith::MinimumFOp::create(b, s.loc, rounded, s.f32(float(1 << (m + 2))));
+    // Clamp before the integer conversion: Inf, NaN and huge values must not make poison
+    // (minnumf returns the bound for NaN; NaN inputs are replaced at the end anyway).
+    Value clamped = arith::MinNumFOp::create(b, s.loc, rounded, s.f32(float(1 << (m + 2))));
     Value q = arith::FPToUIOp::create(b, s.loc, s.like(i32), clamped);
     Value exponentField = s.shl(s.sub(exponent, s.i32(emin)), s.i32(m));
     code = s.add(exponentField, q);
   }
   Value overflow = s.cmp(arith::CmpIPredicate::ugt, code, s.i32(fmt.maxFiniteCode));
+  // Past the largest finite value: saturate to it, else Inf where the format has it, else NaN.
+  // Rounding toward zero never leaves the finite range (IEEE 754): only an Inf input does.
   uint32_t overflowCode = saturate || (!fmt.hasInf && !fmt.hasNaN) ? fmt.maxFiniteCode
                           : fmt.hasInf                            ? fmt.infCode
                                                                   : fmt.nanCode;
-  // Inputs that are Inf: saturate to max, else Inf where the format has it, else NaN.
-  code = s.select(overflow, s.i32(overflowCode), code);
+  Value overflowValue = s.i32(overflowCode);
+  if (rounding == RoundingMode::rtz && overflowCode != fmt.maxFiniteCode) {
+    Value isInf = s.cmp(arith::CmpIPredicate::eq, absBits, s.i32(0x7f800000));
+    overflowValue = s.select(isInf, overflowValue, s.i32(fmt.maxFiniteCode));
+  }
+  code = s.select(overflow, overflowValue, code);
   if (fmt.hasSign) {
     Value signBit = s.shl(sign, s.i32(fmt.bits - 1));
     Value withSign = arith::OrIOp::create(b, s.loc, code, signBit);

@@ -18,6 +18,7 @@ def Tile_Dialect : Dialect {
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
+  let hasConstantMaterializer = 1;
   let extraClassDeclaration = [{
     /// Unit attribute marking a `func.func` as a tile kernel.
     static constexpr ::llvm::StringLiteral kKernelAttrName = "tile.kernel";
@@ -25,6 +26,8 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kNumWarpsAttrName = "tile.num_warps";
     /// i32 attribute on a kernel or module: threads per warp (64 on CDNA, 32 on NVIDIA).
     static constexpr ::llvm::StringLiteral kWarpSizeAttrName = "tile.warp_size";
+    /// Dictionary of integer compile-time parameters a kernel was specialized with.
+    static constexpr ::llvm::StringLiteral kParamsAttrName = "tile.params";
   }];
 }
 

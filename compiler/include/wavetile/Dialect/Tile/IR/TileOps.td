@@ -10,10 +10,12 @@ include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 
-def Tile_Tile : RankedTensorOf<[AnyType]>;
-def Tile_IntTile : RankedTensorOf<[I32, I64]>;
-def Tile_I32Tile : RankedTensorOf<[I32]>;
-def Tile_MaskTile : RankedTensorOf<[I1]>;
+// Tiles are statically shaped tensors of integers or floats. Pointers are never tile
+// elements: memory is addressed as a scalar base plus a tile of offsets.
+def Tile_Tile : StaticShapeTensorOf<[AnySignlessInteger, AnyFloat]>;
+def Tile_IntTile : StaticShapeTensorOf<[I32, I64]>;
+def Tile_I32Tile : StaticShapeTensorOf<[I32]>;
+def Tile_MaskTile : StaticShapeTensorOf<[I1]>;
 def Tile_Axis : ConfinedAttr<I32Attr, [IntMinValue<0>, IntMaxValue<2>]>;
 
 //===----------------------------------------------------------------------===//
@@ -52,6 +54,7 @@ def Tile_SplatOp : Tile_Op<"splat", [Pure]> {
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = "$value attr-dict `:` type($value) `->` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure]> {
@@ -280,7 +283,7 @@ class Tile_CombineOp<string mnemonic> : Tile_Op<mnemonic, [Pure]> {
   let regions = (region AnyRegion:$combiner);
   let hasVerifier = 1;
   let assemblyFormat = [{
-    $kind $source `axis` `=` $axis attr-dict-with-keyword `:` type($source) `->` type($result) ($combiner^)?
+    `` $kind $source `axis` `=` $axis attr-dict-with-keyword `:` type($source) `->` type($result) ($combiner^)?
   }];
 }
 
@@ -308,9 +311,13 @@ def Tile_FpConvertOp : Tile_Op<"fp_convert", [Pure, SameOperandsAndResultShape]>
   let description = [{
     Converts between f32/f16/bf16 and the 8/6/4-bit formats (f8E4M3FN, f8E5M2, f8E4M3FNUZ,
     f8E5M2FNUZ, f6E2M3FN, f6E3M2FN, f4E2M1FN, f8E8M0FNU) in either direction. Narrowing
-    rounds as `rounding` says; with `saturate` out-of-range finite values clamp to the
-    largest finite value, otherwise they become Inf or NaN as the target format defines.
-    Works on scalars and tiles.
+    rounds as `rounding` says (`rtne` to nearest, ties to even; `rtz` toward zero). Values
+    that round past the largest finite value become it with `saturate`, otherwise Inf where
+    the format has it, else NaN; fp6/fp4 have neither and always saturate. Rounding toward
+    zero never leaves the finite range: only an Inf input overflows. NaN gives the format's
+    NaN (the largest finite value for fp6/fp4); fnuz formats have no -0 (it becomes +0).
+    e8m0 encodes |x|: `rtz` floors to a power of two, `rtne` rounds to the nearer one
+    (ties up). Works on scalars and tiles.
   }];
   let arguments = (ins AnyType:$source, DefaultValuedAttr<Tile_RoundingModeAttr,
                        "::wavetile::tile::RoundingMode::rtne">:$rounding, UnitAttr:$saturate);
@@ -321,16 +328,16 @@ def Tile_FpConvertOp : Tile_Op<"fp_convert", [Pure, SameOperandsAndResultShape]>
 
 def Tile_PackFp4Op : Tile_Op<"pack_fp4", [Pure]> {
   let summary = "pack pairs of f4E2M1FN along the last dimension into i8, low nibble first";
-  let arguments = (ins RankedTensorOf<[F4E2M1FN]>:$source);
-  let results = (outs RankedTensorOf<[I8]>:$result);
+  let arguments = (ins StaticShapeTensorOf<[F4E2M1FN]>:$source);
+  let results = (outs StaticShapeTensorOf<[I8]>:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
 }
 
 def Tile_UnpackFp4Op : Tile_Op<"unpack_fp4", [Pure]> {
   let summary = "unpack i8 into two f4E2M1FN along the last dimension, low nibble first";
-  let arguments = (ins RankedTensorOf<[I8]>:$source);
-  let results = (outs RankedTensorOf<[F4E2M1FN]>:$result);
+  let arguments = (ins StaticShapeTensorOf<[I8]>:$source);
+  let results = (outs StaticShapeTensorOf<[F4E2M1FN]>:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
 }

@@ -1,0 +1,77 @@
+//===- Distribution.h - how a layout spreads a tile over threads -*- C++ -*-===//
+//
+// The facts every GPU pass needs about a distributed layout on a tile shape: how many
+// elements each thread holds, which tile coordinate each (register, lane, warp) holds, and
+// the per-dimension formulas to compute those coordinates in generated code.
+//
+// Register order: registers are numbered with the layout's fastest dimension (order[0])
+// varying fastest, so a thread's consecutive elements along that dimension are adjacent
+// registers (what vector memory accesses need).
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAVETILE_DIALECT_TILE_IR_DISTRIBUTION_H
+#define WAVETILE_DIALECT_TILE_IR_DISTRIBUTION_H
+
+#include "wavetile/Dialect/Tile/IR/TileDialect.h"
+
+namespace wavetile::tile {
+
+/// A blocked layout's placement on one tile dimension.
+struct DimPlacement {
+  int64_t size;          // tile extent
+  int64_t sizePerThread; // contiguous elements a thread holds per repetition
+  int64_t threads;       // lanes along this dim
+  int64_t warps;         // warps along this dim
+  int64_t repetitions;   // times the block pattern repeats (1 when the block covers more than the tile)
+  int64_t perThread() const { return sizePerThread * repetitions; }
+  int64_t blockExtent() const { return sizePerThread * threads * warps; }
+  /// Coordinate of register `r` (0 <= r < perThread()) for lane/warp ids along this dim.
+  int64_t coordinate(int64_t r, int64_t laneId, int64_t warpId) const {
+    int64_t c = (r / sizePerThread) * blockExtent() + (warpId * threads + laneId) * sizePerThread + r % sizePerThread;
+    return c % size; // replicated when the block pattern is larger than the tile
+  }
+};
+
+/// A blocked layout (or a slice of one) resolved against a tile shape.
+struct BlockedGeometry {
+  BlockedLayoutAttr blocked;             // the blocked layout at the root of slices
+  llvm::SmallVector<unsigned> droppedDims; // dims of the root removed by slices (in root numbering)
+  llvm::SmallVector<DimPlacement> dims;  // per root dimension (dropped dims have size 1)
+  llvm::SmallVector<unsigned> order;     // root dims, fastest first
+  int64_t warpSize, numWarps;
+
+  bool isDropped(unsigned rootDim) const { return llvm::is_contained(droppedDims, rootDim); }
+  /// Lane id / warp id along root dimension `d`.
+  int64_t laneId(unsigned d, int64_t lane) const;
+  int64_t warpId(unsigned d, int64_t warp) const;
+  /// Registers per thread (the product over kept dims).
+  int64_t elementsPerThread() const;
+  /// Per-register index along each kept root dim, in register order.
+  llvm::SmallVector<int64_t> registerIndex(int64_t reg) const;
+  /// The register whose per-root-dim indices are `index` (inverse of registerIndex).
+  int64_t registerNumber(llvm::ArrayRef<int64_t> index) const;
+  /// The root dim that is tile dimension `tileDimension`.
+  unsigned rootDim(unsigned tileDimension) const;
+  /// Maps a kept root dim to the tile dimension it is.
+  unsigned tileDim(unsigned rootDim) const;
+};
+
+/// Resolves a blocked or slice layout; nullopt for other layouts.
+std::optional<BlockedGeometry> blockedGeometry(mlir::Attribute layout, llvm::ArrayRef<int64_t> shape);
+
+/// Elements each thread holds of a tile of `type` (which must carry a supported layout).
+int64_t elementsPerThread(mlir::RankedTensorType type);
+
+/// Row-major linear index of the element held in register `reg` by (lane, warp).
+int64_t linearElement(const BlockedGeometry &g, llvm::ArrayRef<int64_t> shape, int64_t reg, int64_t lane,
+                      int64_t warp);
+
+/// The coalesced default layout for a tile: the last dimension fastest, `vector` contiguous
+/// elements per thread along it (reduced when the tile is too small to give every thread
+/// that many), lanes and then warps filling dimensions from the fastest.
+BlockedLayoutAttr defaultBlockedLayout(mlir::MLIRContext *context, llvm::ArrayRef<int64_t> shape,
+                                       int64_t vector, int64_t warpSize, int64_t numWarps);
+
+} // namespace wavetile::tile
+
+#endif

@@ -1,0 +1,29 @@
+//===- LoweringUtils.h - scalar semantics shared by every lowering -*- C++ -*-===//
+//
+// The host and GPU lowerings compute the same element-level semantics; these builders are
+// that semantics, written once.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAVETILE_DIALECT_TILE_TRANSFORMS_LOWERINGUTILS_H
+#define WAVETILE_DIALECT_TILE_TRANSFORMS_LOWERINGUTILS_H
+
+#include "wavetile/Dialect/Tile/IR/TileDialect.h"
+
+namespace wavetile::tile {
+
+/// Combines two scalars as a reduce/scan kind says (`custom` inlines the combiner region).
+/// max/min propagate NaN and order -0 below +0; on i1 they are or/and.
+mlir::Value buildCombine(mlir::OpBuilder &b, mlir::Location loc, CombineKind kind, mlir::Region &combiner,
+                         mlir::Value x, mlir::Value y);
+
+/// A dot operand element widened to the accumulator type exactly: f32 for floats (narrow
+/// formats decoded in software), i32 for i8 (sign-extended).
+mlir::Value buildWidenForDot(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, mlir::Type acc);
+
+/// x + y and x * y for integer or float scalars.
+mlir::Value buildAdd(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, mlir::Value y);
+mlir::Value buildMul(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, mlir::Value y);
+
+} // namespace wavetile::tile
+
+#endif

@@ -1,0 +1,73 @@
+//===- GPUToLLVM.cpp - kernels to LLVM + ROCDL/NVVM, no device libraries ---===//
+
+#include "wavetile/Conversion/Passes.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/GPUToROCDL/GPUToROCDLPass.h"
+#include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Dialect/AMDGPU/Utils/Chipset.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace wavetile {
+#define GEN_PASS_DEF_CONVERTGPUKERNELSTOLLVM
+#include "wavetile/Conversion/Passes.h.inc"
+} // namespace wavetile
+
+using namespace mlir;
+
+namespace {
+struct ConvertGPUKernelsToLLVM : wavetile::impl::ConvertGPUKernelsToLLVMBase<ConvertGPUKernelsToLLVM> {
+  using ConvertGPUKernelsToLLVMBase::ConvertGPUKernelsToLLVMBase;
+
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    gpu::GPUModuleOp module = getOperation();
+    bool amd = StringRef(target).starts_with("gfx"), nvidia = StringRef(target).starts_with("sm_");
+    FailureOr<amdgpu::Chipset> chipset = amd ? amdgpu::Chipset::parse(target) : FailureOr<amdgpu::Chipset>(failure());
+    if ((!amd && !nvidia) || (amd && failed(chipset))) {
+      module.emitError() << "wavetile-gpu-to-llvm needs target=gfx942|gfx950|sm_90|sm_90a, got '" << target << "'";
+      return signalPassFailure();
+    }
+    LLVMTypeConverter converter(context);
+    // Address spaces of both vendors: global 1, shared/LDS 3, private 5 (AMD) or 0 (NVPTX).
+    populateGpuMemorySpaceAttributeConversions(converter, [amd](gpu::AddressSpace space) -> unsigned {
+      switch (space) {
+      case gpu::AddressSpace::Global:
+        return 1;
+      case gpu::AddressSpace::Workgroup:
+        return 3;
+      case gpu::AddressSpace::Private:
+        return amd ? 5 : 0;
+      }
+      llvm_unreachable("unknown address space");
+    });
+
+    RewritePatternSet patterns(context);
+    // Native intrinsics outrank any library-call lowering the vendor patterns carry.
+    populateMathToLLVMConversionPatterns(converter, patterns, /*approximateLog1p=*/true, /*benefit=*/10);
+    arith::populateArithToLLVMConversionPatterns(converter, patterns);
+    cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
+    populateVectorToLLVMConversionPatterns(converter, patterns);
+    populateFinalizeMemRefToLLVMConversionPatterns(converter, patterns);
+    if (amd)
+      populateGpuToROCDLConversionPatterns(converter, patterns, gpu::amd::Runtime::HIP, *chipset);
+    else
+      populateGpuToNVVMConversionPatterns(converter, patterns);
+
+    LLVMConversionTarget conversionTarget(*context);
+    conversionTarget.addLegalDialect<ROCDL::ROCDLDialect, NVVM::NVVMDialect>();
+    conversionTarget.addIllegalDialect<gpu::GPUDialect, arith::ArithDialect, math::MathDialect,
+                                       vector::VectorDialect, memref::MemRefDialect, cf::ControlFlowDialect>();
+    conversionTarget.addLegalOp<gpu::GPUModuleOp>();
+    if (failed(applyPartialConversion(module, conversionTarget, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

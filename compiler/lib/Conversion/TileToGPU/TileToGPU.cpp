@@ -1,0 +1,1538 @@
+//===- TileToGPU.cpp - distribute tile kernels over GPU threads -----------===//
+//
+// A tile with a blocked (or slice) layout becomes, in each thread, the vector of the
+// elements that layout gives the thread, in register order (BlockedGeometry). The
+// coordinates of those elements are computed from the thread's lane and warp ids with the
+// layout's per-dimension formula, which is what arange, loads, stores and shared-memory
+// accesses need. Data movement between layouts is decided at compile time from the
+// layouts' complete thread/register tables: when every thread already holds each element it
+// needs, the movement is a register permutation; otherwise it goes through shared memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "wavetile/Conversion/Passes.h"
+
+#include "wavetile/Dialect/Tile/IR/Distribution.h"
+#include "wavetile/Dialect/Tile/IR/TileDialect.h"
+#include "wavetile/Dialect/Tile/Transforms/LoweringUtils.h"
+#include "wavetile/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace wavetile {
+#define GEN_PASS_DEF_CONVERTTILETOGPU
+#include "wavetile/Conversion/Passes.h.inc"
+} // namespace wavetile
+
+using namespace mlir;
+using namespace wavetile;
+using namespace wavetile::tile;
+
+namespace {
+
+constexpr unsigned kGlobalAddressSpace = 1;
+constexpr unsigned kBufferResourceAddressSpace = 8; // AMDGPU buffer resource: ptr addrspace(8)
+/// Word 3 of a CDNA (gfx9) raw buffer resource: DST_SEL_XYZW and DATA_FORMAT=32 bits, as
+/// the CDNA3 ISA guide's buffer resource table defines for untyped buffer accesses.
+constexpr int32_t kCdnaBufferFlags = 0x00027000;
+
+/// Along a tile's last dimension: runs of `contiguous` elements that step by +1, and runs
+/// of `constant` equal elements; both runs start at multiples of their length.
+struct Contiguity {
+  int64_t contiguous = 1, constant = 1;
+};
+
+/// Per-kernel facts the patterns share.
+struct KernelContext {
+  int64_t warpSize = 0, numWarps = 0;
+  bool amd = false;
+  Value lane, warp;                      // i32 ids of this thread
+  SmallVector<Value, 3> gridSizes;       // i32 kernel arguments
+  Value scratch;                         // workgroup memref<Nxi8> for movement and reductions
+  llvm::DenseMap<Operation *, Value> sharedBuffers; // tile.shared_alloc -> workgroup memref
+  llvm::DenseMap<Value, Contiguity> contiguity; // integer tiles of the original IR
+};
+
+//===----------------------------------------------------------------------===//
+// Contiguity of integer tiles (what makes vector memory accesses possible)
+//===----------------------------------------------------------------------===//
+
+Contiguity contiguityOf(const KernelContext &ctx, Value v) {
+  auto it = ctx.contiguity.find(v);
+  return it == ctx.contiguity.end() ? Contiguity{} : it->second;
+}
+
+/// Forward pass over a kernel in program order; unknown values get runs of 1.
+void analyzeContiguity(Operation *root, KernelContext &ctx) {
+  root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op->getNumResults() != 1)
+      return;
+    auto tile = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!tile || !tile.getElementType().isSignlessInteger() || tile.getRank() == 0)
+      return;
+    int64_t last = tile.getShape().back();
+    auto in = [&](unsigned i) { return contiguityOf(ctx, op->getOperand(i)); };
+    Contiguity c;
+    if (auto arange = dyn_cast<ArangeOp>(op)) {
+      c.contiguous = last;
+      if (arange.getStart() % last != 0) // runs must start at multiples of their length
+        c.contiguous = int64_t(1) << llvm::countr_zero(uint64_t(arange.getStart()) | uint64_t(last));
+    } else if (isa<SplatOp>(op) || (isa<arith::ConstantOp>(op) &&
+                                    isa<SplatElementsAttr>(cast<arith::ConstantOp>(op).getValue()))) {
+      c.constant = last;
+    } else if (isa<arith::AddIOp>(op)) {
+      Contiguity a = in(0), b = in(1);
+      c.contiguous = std::max(std::min(a.contiguous, b.constant), std::min(b.contiguous, a.constant));
+      c.constant = std::min(a.constant, b.constant);
+    } else if (isa<arith::SubIOp>(op)) {
+      Contiguity a = in(0), b = in(1);
+      c.contiguous = std::min(a.contiguous, b.constant);
+      c.constant = std::min(a.constant, b.constant);
+    } else if (isa<arith::MulIOp, arith::CmpIOp, arith::AndIOp, arith::OrIOp, arith::SelectOp,
+                   arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp>(op)) {
+      c.constant = last;
+      for (unsigned i = 0; i < op->getNumOperands(); ++i)
+        if (isa<RankedTensorType>(op->getOperand(i).getType()))
+          c.constant = std::min(c.constant, in(i).constant);
+      if (isa<arith::ExtSIOp, arith::ExtUIOp>(op))
+        c.contiguous = in(0).contiguous; // widening keeps +1 steps
+    } else if (isa<ConvertLayoutOp>(op)) {
+      c = in(0);
+    } else if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
+      if (expand.getAxis() < int64_t(tile.getRank()) - 1)
+        c = in(0);
+    } else if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+      if (broadcast.getSource().getType().getShape().back() == 1)
+        c.constant = last;
+      else
+        c = in(0);
+    }
+    ctx.contiguity[op->getResult(0)] = c;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Small IR helpers
+//===----------------------------------------------------------------------===//
+
+Value i32Const(OpBuilder &b, Location loc, int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
+Value indexConst(OpBuilder &b, Location loc, int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+Value toIndex(OpBuilder &b, Location loc, Value v) {
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
+}
+
+Type memoryType(Type element) {
+  if (auto f = dyn_cast<FloatType>(element))
+    if (!isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(f))
+      return IntegerType::get(element.getContext(), f.getWidth());
+  if (element.isInteger(1))
+    return IntegerType::get(element.getContext(), 8);
+  return element;
+}
+
+/// Values as they are kept in memory (shared memory or global): i1 as i8, narrow floats as ints.
+Value toMemory(OpBuilder &b, Location loc, Value v) {
+  Type memory = memoryType(v.getType());
+  if (memory == v.getType())
+    return v;
+  if (v.getType().isInteger(1))
+    return arith::ExtUIOp::create(b, loc, memory, v);
+  return arith::BitcastOp::create(b, loc, memory, v);
+}
+
+Value fromMemory(OpBuilder &b, Location loc, Value v, Type element) {
+  if (v.getType() == element)
+    return v;
+  if (element.isInteger(1))
+    return arith::TruncIOp::create(b, loc, element, v);
+  return arith::BitcastOp::create(b, loc, element, v);
+}
+
+Value extract(OpBuilder &b, Location loc, Value vector, int64_t i) {
+  return vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{i});
+}
+
+Value fromElements(OpBuilder &b, Location loc, VectorType type, ArrayRef<Value> elements) {
+  return vector::FromElementsOp::create(b, loc, type, elements);
+}
+
+SmallVector<Value> elementsOf(OpBuilder &b, Location loc, Value vector) {
+  SmallVector<Value> result;
+  for (int64_t i = 0, e = cast<VectorType>(vector.getType()).getNumElements(); i < e; ++i)
+    result.push_back(extract(b, loc, vector, i));
+  return result;
+}
+
+Value andOf(OpBuilder &b, Location loc, Value x, Value y) {
+  if (!x)
+    return y;
+  if (!y)
+    return x;
+  return arith::AndIOp::create(b, loc, x, y);
+}
+
+/// `then()` when `condition` holds (always when it is null), else `otherwise()`.
+Value guarded(OpBuilder &b, Location loc, Value condition, function_ref<Value(OpBuilder &)> then,
+              function_ref<Value(OpBuilder &)> otherwise) {
+  if (!condition)
+    return then(b);
+  auto ifOp = scf::IfOp::create(
+      b, loc, condition, [&](OpBuilder &tb, Location l) { scf::YieldOp::create(tb, l, then(tb)); },
+      [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, otherwise(eb)); });
+  return ifOp.getResult(0);
+}
+
+void guardedEffect(OpBuilder &b, Location loc, Value condition, function_ref<void(OpBuilder &)> effect) {
+  if (!condition)
+    return effect(b);
+  scf::IfOp::create(b, loc, condition, [&](OpBuilder &tb, Location l) {
+    effect(tb);
+    scf::YieldOp::create(tb, l);
+  });
+}
+
+Value zeroOf(OpBuilder &b, Location loc, Type type) {
+  Type memory = memoryType(type);
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(memory));
+  return fromMemory(b, loc, zero, type);
+}
+
+//===----------------------------------------------------------------------===//
+// Thread geometry in generated code
+//===----------------------------------------------------------------------===//
+
+/// A laid-out tile in one thread: its geometry plus the per-register coordinates.
+struct ThreadTile {
+  RankedTensorType type;
+  BlockedGeometry geometry;
+  int64_t registers;
+  VectorType vectorType;
+};
+
+ThreadTile threadTile(RankedTensorType type) {
+  auto g = blockedGeometry(type.getEncoding(), type.getShape());
+  assert(g && "distribution supports blocked and slice layouts");
+  int64_t regs = g->elementsPerThread();
+  return {type, *g, regs, VectorType::get({regs}, type.getElementType())};
+}
+
+/// Lane and warp ids of this thread along root dimension `d`, and its block-pattern base.
+Value threadBase(OpBuilder &b, Location loc, const KernelContext &ctx, const BlockedGeometry &g, unsigned d) {
+  auto idAlong = [&](Value id, auto extent, unsigned dim) -> Value {
+    int64_t below = 1;
+    for (unsigned o : g.order) {
+      if (o == dim)
+        break;
+      below *= extent(o);
+    }
+    if (extent(dim) == 1)
+      return i32Const(b, loc, 0);
+    Value shifted = below == 1 ? id : Value(arith::DivUIOp::create(b, loc, id, i32Const(b, loc, below)));
+    return arith::RemUIOp::create(b, loc, shifted, i32Const(b, loc, extent(dim)));
+  };
+  Value laneId = idAlong(ctx.lane, [&](unsigned o) { return g.dims[o].threads; }, d);
+  Value warpId = idAlong(ctx.warp, [&](unsigned o) { return g.dims[o].warps; }, d);
+  const DimPlacement &p = g.dims[d];
+  Value thread = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, warpId, i32Const(b, loc, p.threads)), laneId);
+  return arith::MulIOp::create(b, loc, thread, i32Const(b, loc, p.sizePerThread));
+}
+
+/// Per register, the tile coordinates (i32) of the element it holds.
+SmallVector<SmallVector<Value>> coordinates(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTile &t) {
+  const BlockedGeometry &g = t.geometry;
+  SmallVector<Value> bases(g.dims.size());
+  for (unsigned d = 0; d < g.dims.size(); ++d)
+    if (!g.isDropped(d))
+      bases[d] = threadBase(b, loc, ctx, g, d);
+  SmallVector<SmallVector<Value>> result;
+  for (int64_t r = 0; r < t.registers; ++r) {
+    SmallVector<int64_t> index = g.registerIndex(r);
+    SmallVector<Value> coords(t.type.getRank());
+    for (unsigned d = 0; d < g.dims.size(); ++d) {
+      if (g.isDropped(d))
+        continue;
+      const DimPlacement &p = g.dims[d];
+      int64_t fixed = (index[d] / p.sizePerThread) * p.blockExtent() + index[d] % p.sizePerThread;
+      Value c = arith::AddIOp::create(b, loc, bases[d], i32Const(b, loc, fixed));
+      if (p.size < p.blockExtent()) // the block pattern wraps around a smaller tile
+        c = arith::RemUIOp::create(b, loc, c, i32Const(b, loc, p.size));
+      coords[g.tileDim(d)] = c;
+    }
+    result.push_back(coords);
+  }
+  return result;
+}
+
+/// Row-major linear index of `coords` in `shape`.
+Value linearIndex(OpBuilder &b, Location loc, ArrayRef<Value> coords, ArrayRef<int64_t> shape) {
+  Value linear = i32Const(b, loc, 0);
+  for (auto [c, dim] : llvm::zip(coords, shape))
+    linear = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, linear, i32Const(b, loc, dim)), c);
+  return linear;
+}
+
+/// Whether this thread is the one owner of register `r`'s element among the threads that
+/// replicate it (null when nothing is replicated). Stores and atomics use it so every
+/// element is written once.
+Value ownerMask(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTile &t, int64_t r) {
+  const BlockedGeometry &g = t.geometry;
+  SmallVector<int64_t> index = g.registerIndex(r);
+  Value mask;
+  for (unsigned d = 0; d < g.dims.size(); ++d) {
+    const DimPlacement &p = g.dims[d];
+    if (g.isDropped(d)) {
+      if (p.threads * p.warps == 1)
+        continue;
+      // Every lane/warp along a sliced-away dimension holds the same elements: id 0 owns them.
+      Value base = threadBase(b, loc, ctx, g, d);
+      mask = andOf(b, loc, mask, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, base, i32Const(b, loc, 0)));
+    } else if (p.size < p.blockExtent()) {
+      Value unwrapped = arith::AddIOp::create(b, loc, threadBase(b, loc, ctx, g, d),
+                                              i32Const(b, loc, index[d] % p.sizePerThread));
+      mask = andOf(b, loc, mask,
+                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, unwrapped, i32Const(b, loc, p.size)));
+    }
+  }
+  return mask;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared-memory scratch
+//===----------------------------------------------------------------------===//
+
+/// A typed view of the kernel's scratch buffer, `byteOffset` bytes in.
+Value scratchView(OpBuilder &b, Location loc, const KernelContext &ctx, Type element, int64_t count,
+                  int64_t byteOffset = 0) {
+  auto scratchType = cast<MemRefType>(ctx.scratch.getType());
+  auto viewType = MemRefType::get({count}, memoryType(element), MemRefLayoutAttrInterface(),
+                                  scratchType.getMemorySpace());
+  return memref::ViewOp::create(b, loc, viewType, ctx.scratch, indexConst(b, loc, byteOffset), ValueRange{});
+}
+
+int64_t bytesOf(Type element, int64_t count) {
+  return count * std::max<int64_t>(1, memoryType(element).getIntOrFloatBitWidth() / 8);
+}
+
+void storeShared(OpBuilder &b, Location loc, Value view, Value linear, Value value) {
+  memref::StoreOp::create(b, loc, toMemory(b, loc, value), view, ValueRange{toIndex(b, loc, linear)});
+}
+
+Value loadShared(OpBuilder &b, Location loc, Value view, Value linear, Type element) {
+  Value raw = memref::LoadOp::create(b, loc, view, ValueRange{toIndex(b, loc, linear)});
+  return fromMemory(b, loc, raw, element);
+}
+
+void barrier(OpBuilder &b, Location loc) { gpu::BarrierOp::create(b, loc); }
+
+/// Writes every register of `t` at its row-major position in a scratch view.
+Value spillToScratch(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTile &t, Value vector,
+                     int64_t byteOffset = 0) {
+  Value view = scratchView(b, loc, ctx, t.type.getElementType(), t.type.getNumElements(), byteOffset);
+  auto coords = coordinates(b, loc, ctx, t);
+  for (int64_t r = 0; r < t.registers; ++r)
+    storeShared(b, loc, view, linearIndex(b, loc, coords[r], t.type.getShape()), extract(b, loc, vector, r));
+  return view;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement between layouts and shapes
+//===----------------------------------------------------------------------===//
+
+/// Where the element an output coordinate needs sits in the input tile.
+struct Movement {
+  enum class Kind { SameOrder, Broadcast, Transpose } kind;
+  SmallVector<int32_t> order; // Transpose: output dim i is input dim order[i]
+
+  /// Input coordinates (row-major linearized by the caller) for output coordinates.
+  template <typename T, typename Zero>
+  SmallVector<T> inputCoords(ArrayRef<T> out, ArrayRef<int64_t> inShape, Zero zero) const {
+    SmallVector<T> in(inShape.size());
+    switch (kind) {
+    case Kind::SameOrder:
+      break; // callers use the linear index directly
+    case Kind::Broadcast:
+      for (size_t d = 0; d < inShape.size(); ++d)
+        in[d] = inShape[d] == 1 ? zero() : out[d];
+      break;
+    case Kind::Transpose:
+      for (size_t i = 0; i < order.size(); ++i)
+        in[order[i]] = out[i];
+      break;
+    }
+    return in;
+  }
+};
+
+int64_t linearOf(ArrayRef<int64_t> coords, ArrayRef<int64_t> shape) {
+  int64_t linear = 0;
+  for (auto [c, d] : llvm::zip(coords, shape))
+    linear = linear * d + c;
+  return linear;
+}
+
+SmallVector<int64_t> delinearize(int64_t linear, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> coords(shape.size());
+  for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+    coords[d] = linear % shape[d];
+    linear /= shape[d];
+  }
+  return coords;
+}
+
+int64_t inputLinear(const Movement &m, int64_t outLinear, ArrayRef<int64_t> outShape, ArrayRef<int64_t> inShape) {
+  if (m.kind == Movement::Kind::SameOrder)
+    return outLinear; // reshape, expand_dims and convert_layout keep row-major order
+  SmallVector<int64_t> out = delinearize(outLinear, outShape);
+  return linearOf(m.inputCoords<int64_t>(out, inShape, [] { return int64_t(0); }), inShape);
+}
+
+/// For each output register, the input register of the same thread holding its element,
+/// when that is one register number for every thread; nullopt otherwise.
+std::optional<SmallVector<int64_t>> registerLocalMap(const ThreadTile &in, const ThreadTile &out, const Movement &m) {
+  const BlockedGeometry &gi = in.geometry, &go = out.geometry;
+  if (gi.warpSize != go.warpSize || gi.numWarps != go.numWarps)
+    return std::nullopt;
+  SmallVector<int64_t> map(out.registers, -1);
+  for (int64_t warp = 0; warp < gi.numWarps; ++warp) {
+    for (int64_t lane = 0; lane < gi.warpSize; ++lane) {
+      llvm::DenseMap<int64_t, int64_t> held; // element -> input register
+      for (int64_t r = 0; r < in.registers; ++r)
+        held.try_emplace(linearElement(gi, in.type.getShape(), r, lane, warp), r);
+      for (int64_t r = 0; r < out.registers; ++r) {
+        int64_t need = inputLinear(m, linearElement(go, out.type.getShape(), r, lane, warp), out.type.getShape(),
+                                   in.type.getShape());
+        auto it = held.find(need);
+        if (it == held.end() || (map[r] >= 0 && map[r] != it->second))
+          return std::nullopt;
+        map[r] = it->second;
+      }
+    }
+  }
+  return map;
+}
+
+/// Moves a distributed tile into another layout/shape: a register permutation when the
+/// layouts allow it, else a round trip through shared memory.
+Value move(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTile &in, Value input,
+           const ThreadTile &out, const Movement &m) {
+  if (auto map = registerLocalMap(in, out, m)) {
+    SmallVector<Value> elements;
+    for (int64_t r : *map)
+      elements.push_back(extract(b, loc, input, r));
+    return fromElements(b, loc, out.vectorType, elements);
+  }
+  barrier(b, loc); // the scratch may still be read by an earlier movement
+  Value view = spillToScratch(b, loc, ctx, in, input);
+  barrier(b, loc);
+  auto outCoords = coordinates(b, loc, ctx, out);
+  SmallVector<Value> elements;
+  for (int64_t r = 0; r < out.registers; ++r) {
+    Value linear;
+    if (m.kind == Movement::Kind::SameOrder) {
+      linear = linearIndex(b, loc, outCoords[r], out.type.getShape());
+    } else {
+      auto inCoords = m.inputCoords<Value>(outCoords[r], in.type.getShape(), [&] { return i32Const(b, loc, 0); });
+      linear = linearIndex(b, loc, inCoords, in.type.getShape());
+    }
+    elements.push_back(loadShared(b, loc, view, linear, in.type.getElementType()));
+  }
+  return fromElements(b, loc, out.vectorType, elements);
+}
+
+/// Scratch bytes a movement needs (0 when it stays in registers).
+int64_t movementScratch(RankedTensorType in, RankedTensorType out, const Movement &m) {
+  if (registerLocalMap(threadTile(in), threadTile(out), m))
+    return 0;
+  return bytesOf(in.getElementType(), in.getNumElements());
+}
+
+Movement movementOf(Operation *op) {
+  if (auto trans = dyn_cast<TransOp>(op))
+    return {Movement::Kind::Transpose, SmallVector<int32_t>(trans.getOrder())};
+  if (isa<BroadcastOp>(op))
+    return {Movement::Kind::Broadcast, {}};
+  return {Movement::Kind::SameOrder, {}};
+}
+
+//===----------------------------------------------------------------------===//
+// Combining (reductions and scans)
+//===----------------------------------------------------------------------===//
+
+/// Distinct (non-replicated) lanes and warps along root dim `d`.
+std::pair<int64_t, int64_t> distinctThreads(const DimPlacement &p) {
+  int64_t lanes = std::min(p.threads, std::max<int64_t>(1, p.size / p.sizePerThread));
+  int64_t warps = std::min(p.warps, std::max<int64_t>(1, p.size / (p.sizePerThread * p.threads)));
+  return {lanes, warps};
+}
+
+int64_t laneStride(const BlockedGeometry &g, unsigned d) {
+  int64_t below = 1;
+  for (unsigned o : g.order) {
+    if (o == d)
+      break;
+    below *= g.dims[o].threads;
+  }
+  return below;
+}
+
+int64_t reductionScratch(ReduceOp op) {
+  ThreadTile in = threadTile(op.getSource().getType());
+  const DimPlacement &p = in.geometry.dims[in.geometry.rootDim(op.getAxis())];
+  int64_t warps = distinctThreads(p).second;
+  if (warps == 1)
+    return 0;
+  int64_t outputs = in.type.getNumElements() / in.type.getDimSize(op.getAxis());
+  return bytesOf(in.type.getElementType(), warps * outputs);
+}
+
+//===----------------------------------------------------------------------===//
+// Patterns
+//===----------------------------------------------------------------------===//
+
+template <typename Op>
+struct GpuPattern : OpConversionPattern<Op> {
+  GpuPattern(const TypeConverter &converter, MLIRContext *context, KernelContext &ctx)
+      : OpConversionPattern<Op>(converter, context), ctx(ctx) {}
+  KernelContext &ctx;
+};
+
+struct ProgramIdLowering : GpuPattern<ProgramIdOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(ProgramIdOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    auto dim = std::array{gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z}[op.getAxis()];
+    Value id = gpu::BlockIdOp::create(rw, op.getLoc(), dim);
+    rw.replaceOpWithNewOp<arith::IndexCastUIOp>(op, rw.getI32Type(), id);
+    return success();
+  }
+};
+
+struct NumProgramsLowering : GpuPattern<NumProgramsOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(NumProgramsOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOp(op, ctx.gridSizes[op.getAxis()]);
+    return success();
+  }
+};
+
+struct ArangeLowering : GpuPattern<ArangeOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(ArangeOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    ThreadTile t = threadTile(op.getType());
+    Location loc = op.getLoc();
+    SmallVector<Value> elements;
+    for (auto &coords : coordinates(rw, loc, ctx, t))
+      elements.push_back(arith::AddIOp::create(rw, loc, coords[0], i32Const(rw, loc, op.getStart())));
+    rw.replaceOp(op, fromElements(rw, loc, t.vectorType, elements));
+    return success();
+  }
+};
+
+struct SplatLowering : GpuPattern<SplatOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(SplatOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<vector::BroadcastOp>(op, threadTile(op.getType()).vectorType, adaptor.getValue());
+    return success();
+  }
+};
+
+/// convert_layout, expand_dims, broadcast, reshape and trans are data movements.
+template <typename Op>
+struct MovementLowering : GpuPattern<Op> {
+  using GpuPattern<Op>::GpuPattern;
+  LogicalResult matchAndRewrite(Op op, typename Op::Adaptor adaptor, ConversionPatternRewriter &rw) const override {
+    ThreadTile in = threadTile(op.getSource().getType()), out = threadTile(op.getType());
+    rw.replaceOp(op, move(rw, op.getLoc(), this->ctx, in, adaptor.getSource(), out, movementOf(op)));
+    return success();
+  }
+};
+
+/// Per-register global address of `base[offsets[r]]`.
+Value globalAddress(OpBuilder &b, Location loc, Value base, Type element, Value offset) {
+  return LLVM::GEPOp::create(b, loc, base.getType(), memoryType(element), base, ValueRange{offset});
+}
+
+/// How many consecutive registers of `t` one vector access can move: they must hold
+/// consecutive elements of the last dimension (which the layout keeps fastest, without
+/// wrapping) at consecutive offsets, within 128 bits.
+int64_t vectorWidth(const ThreadTile &t, Contiguity offsets) {
+  const BlockedGeometry &g = t.geometry;
+  unsigned last = g.rootDim(t.type.getRank() - 1);
+  const DimPlacement &p = g.dims[last];
+  if (g.order.front() != last || p.size < p.blockExtent())
+    return 1;
+  int64_t bits = std::max<int64_t>(8, memoryType(t.type.getElementType()).getIntOrFloatBitWidth());
+  int64_t n = std::min({p.sizePerThread, offsets.contiguous, 128 / bits});
+  return n > 1 ? int64_t(llvm::bit_floor(uint64_t(n))) : 1;
+}
+
+/// Whether `address` is aligned for an access of `bytes`.
+Value isAligned(OpBuilder &b, Location loc, Value address, int64_t bytes) {
+  Value asInt = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), address);
+  Value low = arith::AndIOp::create(b, loc, asInt, arith::ConstantIntOp::create(b, loc, bytes - 1, 64));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, low, arith::ConstantIntOp::create(b, loc, 0, 64));
+}
+
+/// A group of `n` registers moves with one vector access when every element of it is
+/// active and the address is aligned; otherwise element by element. Both paths compute
+/// the same values, so the check only picks the faster one at run time.
+SmallVector<Value> vectorOrElements(OpBuilder &b, Location loc, Value fastPath,
+                                    function_ref<SmallVector<Value>(OpBuilder &)> vectorAccess,
+                                    function_ref<SmallVector<Value>(OpBuilder &)> elementAccess) {
+  auto ifOp = scf::IfOp::create(
+      b, loc, fastPath,
+      [&](OpBuilder &tb, Location l) { scf::YieldOp::create(tb, l, vectorAccess(tb)); },
+      [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, elementAccess(eb)); });
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+struct LoadLowering : GpuPattern<LoadOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(LoadOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    ThreadTile t = threadTile(op.getType());
+    Type element = t.type.getElementType(), memory = memoryType(element);
+    Value other = adaptor.getOther();
+    int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()));
+    auto maskOf = [&](OpBuilder &b, int64_t r) {
+      return adaptor.getMask() ? extract(b, loc, adaptor.getMask(), r) : Value();
+    };
+    auto loadOne = [&](OpBuilder &b, int64_t r) {
+      return guarded(
+          b, loc, maskOf(b, r),
+          [&](OpBuilder &tb) {
+            Value address = globalAddress(tb, loc, adaptor.getBase(), element, extract(tb, loc, adaptor.getOffsets(), r));
+            return fromMemory(tb, loc, LLVM::LoadOp::create(tb, loc, memory, address), element);
+          },
+          [&](OpBuilder &eb) {
+            if (!other)
+              return zeroOf(eb, loc, element);
+            return isa<VectorType>(other.getType()) ? extract(eb, loc, other, r) : other;
+          });
+    };
+    SmallVector<Value> elements;
+    for (int64_t r = 0; r < t.registers; r += n) {
+      if (n == 1) {
+        elements.push_back(loadOne(rw, r));
+        continue;
+      }
+      Value address = globalAddress(rw, loc, adaptor.getBase(), element, extract(rw, loc, adaptor.getOffsets(), r));
+      int64_t bytes = bytesOf(element, n);
+      Value fast = isAligned(rw, loc, address, bytes);
+      for (int64_t i = 0; i < n; ++i)
+        fast = andOf(rw, loc, fast, maskOf(rw, r + i));
+      auto group = vectorOrElements(
+          rw, loc, fast,
+          [&](OpBuilder &b) {
+            Value v = LLVM::LoadOp::create(b, loc, VectorType::get({n}, memory), address, bytes);
+            SmallVector<Value> values;
+            for (int64_t i = 0; i < n; ++i)
+              values.push_back(fromMemory(b, loc, extract(b, loc, v, i), element));
+            return values;
+          },
+          [&](OpBuilder &b) {
+            SmallVector<Value> values;
+            for (int64_t i = 0; i < n; ++i)
+              values.push_back(loadOne(b, r + i));
+            return values;
+          });
+      elements.append(group.begin(), group.end());
+    }
+    rw.replaceOp(op, fromElements(rw, loc, t.vectorType, elements));
+    return success();
+  }
+};
+
+struct StoreLowering : GpuPattern<StoreOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(StoreOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    ThreadTile t = threadTile(op.getValue().getType());
+    Type element = t.type.getElementType(), memory = memoryType(element);
+    int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()));
+    auto activeOf = [&](OpBuilder &b, int64_t r) {
+      Value mask = adaptor.getMask() ? extract(b, loc, adaptor.getMask(), r) : Value();
+      return andOf(b, loc, mask, ownerMask(b, loc, ctx, t, r));
+    };
+    auto storeOne = [&](OpBuilder &b, int64_t r) {
+      guardedEffect(b, loc, activeOf(b, r), [&](OpBuilder &tb) {
+        Value address = globalAddress(tb, loc, adaptor.getBase(), element, extract(tb, loc, adaptor.getOffsets(), r));
+        LLVM::StoreOp::create(tb, loc, toMemory(tb, loc, extract(tb, loc, adaptor.getValue(), r)), address);
+      });
+    };
+    for (int64_t r = 0; r < t.registers; r += n) {
+      if (n == 1) {
+        storeOne(rw, r);
+        continue;
+      }
+      Value address = globalAddress(rw, loc, adaptor.getBase(), element, extract(rw, loc, adaptor.getOffsets(), r));
+      int64_t bytes = bytesOf(element, n);
+      Value fast = isAligned(rw, loc, address, bytes);
+      for (int64_t i = 0; i < n; ++i)
+        fast = andOf(rw, loc, fast, activeOf(rw, r + i));
+      scf::IfOp::create(
+          rw, loc, fast,
+          [&](OpBuilder &b, Location l) {
+            SmallVector<Value> values;
+            for (int64_t i = 0; i < n; ++i)
+              values.push_back(toMemory(b, l, extract(b, l, adaptor.getValue(), r + i)));
+            Value v = fromElements(b, l, VectorType::get({n}, memory), values);
+            LLVM::StoreOp::create(b, l, v, address, bytes);
+            scf::YieldOp::create(b, l);
+          },
+          [&](OpBuilder &b, Location l) {
+            for (int64_t i = 0; i < n; ++i)
+              storeOne(b, r + i);
+            scf::YieldOp::create(b, l);
+          });
+    }
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+struct AtomicAddLowering : GpuPattern<AtomicAddOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(AtomicAddOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    ThreadTile t = threadTile(op.getType());
+    Type element = t.type.getElementType();
+    auto kind = isa<FloatType>(element) ? LLVM::AtomicBinOp::fadd : LLVM::AtomicBinOp::add;
+    SmallVector<Value> elements;
+    bool replicated = false;
+    for (int64_t r = 0; r < t.registers; ++r) {
+      Value mask = adaptor.getMask() ? extract(rw, loc, adaptor.getMask(), r) : Value();
+      // A replicated element is added once, by its owner.
+      Value owner = ownerMask(rw, loc, ctx, t, r);
+      replicated |= bool(owner);
+      elements.push_back(guarded(
+          rw, loc, andOf(rw, loc, mask, owner),
+          [&](OpBuilder &b) -> Value {
+            Value address = globalAddress(b, loc, adaptor.getBase(), element, extract(b, loc, adaptor.getOffsets(), r));
+            return LLVM::AtomicRMWOp::create(b, loc, kind, address, extract(b, loc, adaptor.getValue(), r),
+                                             LLVM::AtomicOrdering::monotonic);
+          },
+          [&](OpBuilder &b) { return zeroOf(b, loc, element); }));
+    }
+    Value result = fromElements(rw, loc, t.vectorType, elements);
+    if (replicated) {
+      // Replicas learn the previous values from the owners through shared memory.
+      barrier(rw, loc);
+      Value view = scratchView(rw, loc, ctx, element, t.type.getNumElements());
+      auto coords = coordinates(rw, loc, ctx, t);
+      for (int64_t r = 0; r < t.registers; ++r)
+        guardedEffect(rw, loc, ownerMask(rw, loc, ctx, t, r), [&](OpBuilder &b) {
+          storeShared(b, loc, view, linearIndex(b, loc, coords[r], t.type.getShape()), elements[r]);
+        });
+      barrier(rw, loc);
+      SmallVector<Value> shared;
+      for (int64_t r = 0; r < t.registers; ++r)
+        shared.push_back(loadShared(rw, loc, view, linearIndex(rw, loc, coords[r], t.type.getShape()), element));
+      result = fromElements(rw, loc, t.vectorType, shared);
+    }
+    rw.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// A buffer view is {base, element count}; on AMD the base is a raw buffer resource whose
+/// hardware range check covers the same bytes, elsewhere the global pointer.
+struct MakeBufferLowering : GpuPattern<MakeBufferOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(MakeBufferOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto type = cast<LLVM::LLVMStructType>(getTypeConverter()->convertType(op.getType()));
+    Value base = adaptor.getBase();
+    if (ctx.amd) {
+      Value count = arith::ExtUIOp::create(rw, loc, rw.getI64Type(), adaptor.getNumElements());
+      Value bytes = arith::MulIOp::create(rw, loc, count,
+                                          arith::ConstantIntOp::create(rw, loc, bytesOf(op.getType().getElementType(), 1), 64));
+      Value stride = arith::ConstantIntOp::create(rw, loc, 0, 16);
+      base = ROCDL::MakeBufferRsrcOp::create(rw, loc, type.getBody()[0], base, stride, bytes,
+                                             i32Const(rw, loc, kCdnaBufferFlags));
+    }
+    Value view = LLVM::PoisonOp::create(rw, loc, type);
+    view = LLVM::InsertValueOp::create(rw, loc, view, base, ArrayRef<int64_t>{0});
+    rw.replaceOpWithNewOp<LLVM::InsertValueOp>(op, view, adaptor.getNumElements(), ArrayRef<int64_t>{1});
+    return success();
+  }
+};
+
+Value bufferBase(OpBuilder &b, Location loc, Value view) {
+  return LLVM::ExtractValueOp::create(b, loc, view, ArrayRef<int64_t>{0});
+}
+
+Value bufferCount(OpBuilder &b, Location loc, Value view) {
+  return LLVM::ExtractValueOp::create(b, loc, view, ArrayRef<int64_t>{1});
+}
+
+/// Byte offset for a buffer access: out-of-range element offsets (unsigned) and masked-off
+/// elements get an offset past any buffer, which the hardware reads as 0 and never writes.
+Value amdBufferOffset(OpBuilder &b, Location loc, Value offset, Value inRange, Type element) {
+  Value bytes = arith::MulIOp::create(b, loc, offset, i32Const(b, loc, bytesOf(element, 1)));
+  return arith::SelectOp::create(b, loc, inRange, bytes, i32Const(b, loc, int32_t(0x80000000u)));
+}
+
+struct BufferLoadLowering : GpuPattern<BufferLoadOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(BufferLoadOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    ThreadTile t = threadTile(op.getType());
+    Type element = t.type.getElementType();
+    Value count = bufferCount(rw, loc, adaptor.getBuffer()), base = bufferBase(rw, loc, adaptor.getBuffer());
+    SmallVector<Value> elements;
+    for (int64_t r = 0; r < t.registers; ++r) {
+      Value offset = extract(rw, loc, adaptor.getOffsets(), r);
+      Value inRange = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ult, offset, count);
+      if (adaptor.getMask())
+        inRange = andOf(rw, loc, inRange, extract(rw, loc, adaptor.getMask(), r));
+      if (ctx.amd) {
+        Value zero = i32Const(rw, loc, 0);
+        Value raw = ROCDL::RawPtrBufferLoadOp::create(rw, loc, memoryType(element), base,
+                                                      amdBufferOffset(rw, loc, offset, inRange, element), zero, zero,
+                                                      nullptr, nullptr, nullptr);
+        elements.push_back(fromMemory(rw, loc, raw, element));
+        continue;
+      }
+      elements.push_back(guarded(
+          rw, loc, inRange,
+          [&](OpBuilder &b) {
+            Value address = globalAddress(b, loc, base, element, arith::ExtUIOp::create(b, loc, b.getI64Type(), offset));
+            return fromMemory(b, loc, LLVM::LoadOp::create(b, loc, memoryType(element), address), element);
+          },
+          [&](OpBuilder &b) { return zeroOf(b, loc, element); }));
+    }
+    rw.replaceOp(op, fromElements(rw, loc, t.vectorType, elements));
+    return success();
+  }
+};
+
+struct BufferStoreLowering : GpuPattern<BufferStoreOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(BufferStoreOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    ThreadTile t = threadTile(op.getValue().getType());
+    Type element = t.type.getElementType();
+    Value count = bufferCount(rw, loc, adaptor.getBuffer()), base = bufferBase(rw, loc, adaptor.getBuffer());
+    for (int64_t r = 0; r < t.registers; ++r) {
+      Value offset = extract(rw, loc, adaptor.getOffsets(), r);
+      Value inRange = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ult, offset, count);
+      if (adaptor.getMask())
+        inRange = andOf(rw, loc, inRange, extract(rw, loc, adaptor.getMask(), r));
+      inRange = andOf(rw, loc, inRange, ownerMask(rw, loc, ctx, t, r));
+      Value value = toMemory(rw, loc, extract(rw, loc, adaptor.getValue(), r));
+      if (ctx.amd) {
+        Value zero = i32Const(rw, loc, 0);
+        ROCDL::RawPtrBufferStoreOp::create(rw, loc, value, base,
+                                           amdBufferOffset(rw, loc, offset, inRange, element), zero, zero, nullptr,
+                                           nullptr, nullptr);
+        continue;
+      }
+      guardedEffect(rw, loc, inRange, [&](OpBuilder &b) {
+        Value address = globalAddress(b, loc, base, element, arith::ExtUIOp::create(b, loc, b.getI64Type(), offset));
+        LLVM::StoreOp::create(b, loc, value, address);
+      });
+    }
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Shared memory
+//===----------------------------------------------------------------------===//
+
+/// Position of tile coordinates in a shared buffer, with its swizzle and padding.
+Value sharedIndex(OpBuilder &b, Location loc, SharedType type, ArrayRef<Value> coords) {
+  auto layout = dyn_cast_or_null<SharedLayoutAttr>(type.getEncoding());
+  ArrayRef<int64_t> shape = type.getShape();
+  if (!layout || shape.size() < 2)
+    return linearIndex(b, loc, coords, shape);
+  unsigned fast = layout.getOrder()[0], slow = layout.getOrder()[1];
+  // Swizzle the vec-groups of the fastest dimension by the row (slower dimension) phase.
+  Value row = coords[slow];
+  Value phase = arith::RemUIOp::create(b, loc, arith::DivUIOp::create(b, loc, row, i32Const(b, loc, layout.getPerPhase())),
+                                       i32Const(b, loc, layout.getMaxPhase()));
+  Value vec = i32Const(b, loc, layout.getVec());
+  Value group = arith::XOrIOp::create(b, loc, arith::DivUIOp::create(b, loc, coords[fast], vec), phase);
+  Value column = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, group, vec),
+                                       arith::RemUIOp::create(b, loc, coords[fast], vec));
+  SmallVector<Value> swizzled(coords);
+  swizzled[fast] = column;
+  SmallVector<int64_t> padded(shape);
+  padded[fast] += layout.getPadding();
+  return linearIndex(b, loc, swizzled, padded);
+}
+
+int64_t sharedElements(SharedType type) {
+  int64_t n = 1;
+  auto layout = dyn_cast_or_null<SharedLayoutAttr>(type.getEncoding());
+  for (auto [d, dim] : llvm::enumerate(type.getShape()))
+    n *= dim + (layout && type.getRank() >= 2 && d == layout.getOrder()[0] ? layout.getPadding() : 0);
+  return n;
+}
+
+struct SharedAllocLowering : GpuPattern<SharedAllocOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(SharedAllocOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    Value buffer = ctx.sharedBuffers.lookup(op);
+    rw.replaceOpWithNewOp<memref::CastOp>(op, getTypeConverter()->convertType(op.getType()), buffer);
+    return success();
+  }
+};
+
+struct SharedStoreLowering : GpuPattern<SharedStoreOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(SharedStoreOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    ThreadTile t = threadTile(op.getValue().getType());
+    auto coords = coordinates(rw, loc, ctx, t);
+    for (int64_t r = 0; r < t.registers; ++r)
+      storeShared(rw, loc, adaptor.getDest(), sharedIndex(rw, loc, op.getDest().getType(), coords[r]),
+                  extract(rw, loc, adaptor.getValue(), r));
+    rw.eraseOp(op);
+    return success();
+  }
+};
+
+struct SharedLoadLowering : GpuPattern<SharedLoadOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(SharedLoadOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    ThreadTile t = threadTile(op.getType());
+    auto coords = coordinates(rw, loc, ctx, t);
+    SmallVector<Value> elements;
+    for (int64_t r = 0; r < t.registers; ++r)
+      elements.push_back(loadShared(rw, loc, adaptor.getSource(), sharedIndex(rw, loc, op.getSource().getType(), coords[r]),
+                                    t.type.getElementType()));
+    rw.replaceOp(op, fromElements(rw, loc, t.vectorType, elements));
+    return success();
+  }
+};
+
+struct SharedSliceLowering : GpuPattern<SharedSliceOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(SharedSliceOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<MemRefType>(getTypeConverter()->convertType(op.getType()));
+    int64_t entry = sharedElements(op.getType());
+    Value start = arith::MulIOp::create(rw, loc, toIndex(rw, loc, adaptor.getIndex()), indexConst(rw, loc, entry));
+    rw.replaceOpWithNewOp<memref::SubViewOp>(op, resultType, adaptor.getSource(), ArrayRef<OpFoldResult>{start},
+                                             ArrayRef<OpFoldResult>{rw.getIndexAttr(entry)},
+                                             ArrayRef<OpFoldResult>{rw.getIndexAttr(1)});
+    return success();
+  }
+};
+
+/// Each thread copies the elements of the destination that the default layout of the
+/// offsets gives it; the copy completes before the op does (no hardware asynchrony yet).
+struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(AsyncCopyOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    ThreadTile t = threadTile(cast<RankedTensorType>(op.getOffsets().getType()));
+    Type element = op.getDest().getType().getElementType();
+    auto coords = coordinates(rw, loc, ctx, t);
+    for (int64_t r = 0; r < t.registers; ++r) {
+      Value mask = adaptor.getMask() ? extract(rw, loc, adaptor.getMask(), r) : Value();
+      Value value = guarded(
+          rw, loc, mask,
+          [&](OpBuilder &b) {
+            Value address = globalAddress(b, loc, adaptor.getBase(), element, extract(b, loc, adaptor.getOffsets(), r));
+            return fromMemory(b, loc, LLVM::LoadOp::create(b, loc, memoryType(element), address), element);
+          },
+          [&](OpBuilder &b) { return zeroOf(b, loc, element); });
+      storeShared(rw, loc, adaptor.getDest(), sharedIndex(rw, loc, op.getDest().getType(), coords[r]), value);
+    }
+    rw.replaceOpWithNewOp<arith::ConstantIntOp>(op, 1, 1);
+    return success();
+  }
+};
+
+struct BarrierLowering : GpuPattern<BarrierOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(BarrierOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<gpu::BarrierOp>(op);
+    return success();
+  }
+};
+
+struct AsyncWaitLowering : GpuPattern<AsyncWaitOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(AsyncWaitOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    rw.eraseOp(op); // copies are complete when issued (see AsyncCopyLowering)
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Reductions and scans
+//===----------------------------------------------------------------------===//
+
+struct ReduceLowering : GpuPattern<ReduceOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(ReduceOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    ThreadTile in = threadTile(op.getSource().getType());
+    const BlockedGeometry &g = in.geometry;
+    if (auto result = dyn_cast<RankedTensorType>(op.getType()))
+      if (result.getEncoding() != SliceLayoutAttr::get(op.getContext(), op.getAxis(),
+                                                       cast<DistributedLayoutAttr>(in.type.getEncoding())))
+        return op.emitOpError() << "result layout must be the slice of the input layout along the axis";
+    unsigned axisRoot = g.rootDim(op.getAxis());
+    for (const DimPlacement &p : g.dims)
+      if (!llvm::isPowerOf2_64(p.threads) || !llvm::isPowerOf2_64(p.sizePerThread) || !llvm::isPowerOf2_64(p.warps))
+        return op.emitOpError() << "reductions on GPU targets need power-of-two layout parameters";
+    const DimPlacement &p = g.dims[axisRoot];
+    Region &combiner = op.getCombiner();
+    auto combineValues = [&](OpBuilder &b, Value x, Value y) { return buildCombine(b, loc, op.getKind(), combiner, x, y); };
+
+    // 1. In-thread: registers that differ only along the axis, in increasing coordinate.
+    SmallVector<SmallVector<int64_t>> groups; // output slot -> input registers
+    llvm::DenseMap<int64_t, int64_t> slotOf;  // register index with axis zeroed -> slot
+    for (int64_t r = 0; r < in.registers; ++r) {
+      SmallVector<int64_t> index = g.registerIndex(r);
+      index[axisRoot] = 0;
+      int64_t key = g.registerNumber(index);
+      auto [it, inserted] = slotOf.try_emplace(key, groups.size());
+      if (inserted)
+        groups.emplace_back();
+      groups[it->second].push_back(r);
+    }
+    SmallVector<Value> partials;
+    for (auto &group : groups) {
+      Value acc = extract(rw, loc, adaptor.getSource(), group[0]);
+      for (size_t i = 1; i < group.size(); ++i)
+        acc = combineValues(rw, acc, extract(rw, loc, adaptor.getSource(), group[i]));
+      partials.push_back(acc);
+    }
+
+    // 2. Across lanes: butterfly over the lane bits of distinct coordinates along the axis.
+    auto [lanes, warps] = distinctThreads(p);
+    int64_t stride = laneStride(g, axisRoot);
+    for (int64_t mask = stride; mask < stride * lanes; mask *= 2)
+      for (Value &partial : partials) {
+        Value other = gpu::ShuffleOp::create(rw, loc, partial, int32_t(mask), int32_t(ctx.warpSize),
+                                             gpu::ShuffleMode::XOR)
+                          .getShuffleResult();
+        partial = combineValues(rw, partial, other);
+      }
+
+    // 3. Across warps: each warp's partials meet in shared memory.
+    if (warps > 1) {
+      Type element = in.type.getElementType();
+      int64_t outputs = in.type.getNumElements() / in.type.getDimSize(op.getAxis());
+      SmallVector<int64_t> outShape(in.type.getShape());
+      outShape.erase(outShape.begin() + op.getAxis());
+      auto outCoords = coordinatesOfSlots(rw, loc, in, groups, op.getAxis());
+      barrier(rw, loc);
+      Value view = scratchView(rw, loc, ctx, element, warps * outputs);
+      // Warp id along the axis: the block pattern base divided by the lanes' span.
+      Value warpAlong = arith::DivUIOp::create(rw, loc, threadBase(rw, loc, ctx, g, axisRoot),
+                                               i32Const(rw, loc, p.sizePerThread * p.threads));
+      Value warpSlot = arith::RemUIOp::create(rw, loc, warpAlong, i32Const(rw, loc, warps));
+      SmallVector<Value> outLinear;
+      for (auto &coords : outCoords)
+        outLinear.push_back(linearIndex(rw, loc, coords, outShape));
+      for (auto [partial, linear] : llvm::zip(partials, outLinear)) {
+        Value slot = arith::AddIOp::create(rw, loc, arith::MulIOp::create(rw, loc, warpSlot, i32Const(rw, loc, outputs)),
+                                           linear);
+        storeShared(rw, loc, view, slot, partial);
+      }
+      barrier(rw, loc);
+      for (auto [partial, linear] : llvm::zip(partials, outLinear)) {
+        Value acc = loadShared(rw, loc, view, linear, element);
+        for (int64_t w = 1; w < warps; ++w) {
+          Value slot = arith::AddIOp::create(rw, loc, i32Const(rw, loc, w * outputs), linear);
+          acc = combineValues(rw, acc, loadShared(rw, loc, view, slot, element));
+        }
+        partial = acc;
+      }
+    }
+
+    if (in.type.getRank() == 1) {
+      rw.replaceOp(op, partials.front());
+      return success();
+    }
+    // The result layout is the slice of the input's along the axis: its registers are the
+    // input's with the axis index zeroed, in the same order as the slots.
+    ThreadTile out = threadTile(cast<RankedTensorType>(op.getType()));
+    SmallVector<Value> elements(out.registers);
+    for (int64_t r = 0; r < out.registers; ++r) {
+      SmallVector<int64_t> index = out.geometry.registerIndex(r);
+      elements[r] = partials[slotOf.lookup(g.registerNumber(index))];
+    }
+    rw.replaceOp(op, fromElements(rw, loc, out.vectorType, elements));
+    return success();
+  }
+
+  /// Output coordinates of each slot: the input coordinates of its first register minus the axis.
+  SmallVector<SmallVector<Value>> coordinatesOfSlots(OpBuilder &b, Location loc, const ThreadTile &in,
+                                                     ArrayRef<SmallVector<int64_t>> groups, unsigned axis) const {
+    auto coords = coordinates(b, loc, ctx, in);
+    SmallVector<SmallVector<Value>> result;
+    for (auto &group : groups) {
+      SmallVector<Value> c = coords[group.front()];
+      c.erase(c.begin() + axis);
+      result.push_back(c);
+    }
+    return result;
+  }
+};
+
+/// Inclusive scan through shared memory: each element combines the elements before it.
+struct ScanLowering : GpuPattern<ScanOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(ScanOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    ThreadTile t = threadTile(op.getType());
+    Type element = t.type.getElementType();
+    unsigned axis = op.getAxis();
+    barrier(rw, loc);
+    Value view = spillToScratch(rw, loc, ctx, t, adaptor.getSource());
+    barrier(rw, loc);
+    auto coords = coordinates(rw, loc, ctx, t);
+    SmallVector<Value> elements;
+    for (int64_t r = 0; r < t.registers; ++r) {
+      SmallVector<Value> at(coords[r]);
+      at[axis] = i32Const(rw, loc, 0);
+      Value first = loadShared(rw, loc, view, linearIndex(rw, loc, at, t.type.getShape()), element);
+      Value upper = arith::AddIOp::create(rw, loc, coords[r][axis], i32Const(rw, loc, 1));
+      auto loop = scf::ForOp::create(
+          rw, loc, i32Const(rw, loc, 1), upper, i32Const(rw, loc, 1), ValueRange{first},
+          [&](OpBuilder &b, Location l, Value i, ValueRange acc) {
+            SmallVector<Value> c(coords[r]);
+            c[axis] = i;
+            Value next = loadShared(b, l, view, linearIndex(b, l, c, t.type.getShape()), element);
+            scf::YieldOp::create(b, l, buildCombine(b, l, op.getKind(), op.getCombiner(), acc[0], next));
+          });
+      elements.push_back(loop.getResult(0));
+    }
+    barrier(rw, loc);
+    rw.replaceOp(op, fromElements(rw, loc, t.vectorType, elements));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Matrix products (general path: operands staged in shared memory, FMA per element)
+//===----------------------------------------------------------------------===//
+
+int64_t alignTo16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
+
+/// Stages tiles in consecutive 16-byte-aligned scratch regions; returns their views.
+SmallVector<Value> stageOperands(OpBuilder &b, Location loc, const KernelContext &ctx, ArrayRef<Value> originals,
+                                 ArrayRef<Value> converted) {
+  SmallVector<Value> views;
+  int64_t offset = 0;
+  barrier(b, loc);
+  for (auto [original, value] : llvm::zip(originals, converted)) {
+    ThreadTile t = threadTile(cast<RankedTensorType>(original.getType()));
+    views.push_back(spillToScratch(b, loc, ctx, t, value, offset));
+    offset += alignTo16(bytesOf(t.type.getElementType(), t.type.getNumElements()));
+  }
+  barrier(b, loc);
+  return views;
+}
+
+int64_t stagedBytes(ValueRange tiles) {
+  int64_t bytes = 0;
+  for (Value v : tiles) {
+    auto t = cast<RankedTensorType>(v.getType());
+    bytes += alignTo16(bytesOf(t.getElementType(), t.getNumElements()));
+  }
+  return bytes;
+}
+
+/// acc[r] += sum_k product(k, i_r, j_r) for every accumulator register, k in order.
+Value accumulateOverK(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTile &acc, Value init,
+                      int64_t k, function_ref<Value(OpBuilder &, Location, Value kk, Value i, Value j)> product) {
+  auto coords = coordinates(b, loc, ctx, acc);
+  auto loop = scf::ForOp::create(
+      b, loc, i32Const(b, loc, 0), i32Const(b, loc, k), i32Const(b, loc, 1), ValueRange{init},
+      [&](OpBuilder &lb, Location l, Value kk, ValueRange sums) {
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < acc.registers; ++r) {
+          Value sum = extract(lb, l, sums[0], r);
+          Value term = product(lb, l, kk, coords[r][0], coords[r][1]);
+          next.push_back(buildAdd(lb, l, sum, term));
+        }
+        scf::YieldOp::create(lb, l, fromElements(lb, l, acc.vectorType, next));
+      });
+  return loop.getResult(0);
+}
+
+Value at2d(OpBuilder &b, Location loc, Value view, Value row, Value col, int64_t cols, Type element) {
+  Value linear = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, row, i32Const(b, loc, cols)), col);
+  return loadShared(b, loc, view, linear, element);
+}
+
+struct DotLowering : GpuPattern<DotOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    RankedTensorType a = op.getA().getType(), bType = op.getB().getType();
+    int64_t k = a.getDimSize(1), n = bType.getDimSize(1);
+    ThreadTile acc = threadTile(op.getType());
+    Type accElement = acc.type.getElementType();
+    auto views = stageOperands(rw, loc, ctx, {op.getA(), op.getB()}, {adaptor.getA(), adaptor.getB()});
+    Value result = accumulateOverK(rw, loc, ctx, acc, adaptor.getAcc(), k,
+                                   [&](OpBuilder &b, Location l, Value kk, Value i, Value j) {
+                                     Value x = buildWidenForDot(b, l, at2d(b, l, views[0], i, kk, k, a.getElementType()), accElement);
+                                     Value y = buildWidenForDot(b, l, at2d(b, l, views[1], kk, j, n, bType.getElementType()), accElement);
+                                     return buildMul(b, l, x, y);
+                                   });
+    barrier(rw, loc);
+    rw.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct ScaledDotLowering : GpuPattern<ScaledDotOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(ScaledDotOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    RankedTensorType a = op.getA().getType(), bType = op.getB().getType();
+    int64_t k = a.getDimSize(1), n = bType.getDimSize(1), blocks = k / 32;
+    ThreadTile acc = threadTile(op.getType());
+    Type f32 = rw.getF32Type();
+    auto views = stageOperands(rw, loc, ctx, {op.getA(), op.getAScale(), op.getB(), op.getBScale()},
+                               {adaptor.getA(), adaptor.getAScale(), adaptor.getB(), adaptor.getBScale()});
+    Type scaleType = op.getAScale().getType().getElementType();
+    Value result = accumulateOverK(
+        rw, loc, ctx, acc, adaptor.getAcc(), k, [&](OpBuilder &b, Location l, Value kk, Value i, Value j) {
+          Value block = arith::DivUIOp::create(b, l, kk, i32Const(b, l, 32));
+          Value x = buildWidenForDot(b, l, at2d(b, l, views[0], i, kk, k, a.getElementType()), f32);
+          Value sx = buildWidenForDot(b, l, at2d(b, l, views[1], i, block, blocks, scaleType), f32);
+          Value y = buildWidenForDot(b, l, at2d(b, l, views[2], kk, j, n, bType.getElementType()), f32);
+          Value sy = buildWidenForDot(b, l, at2d(b, l, views[3], block, j, n, scaleType), f32);
+          return buildMul(b, l, buildMul(b, l, x, y), buildMul(b, l, sx, sy));
+        });
+    barrier(rw, loc);
+    rw.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Formats and elementwise ops
+//===----------------------------------------------------------------------===//
+
+struct FpConvertLowering : GpuPattern<FpConvertOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(FpConvertOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    Type target = getElementTypeOrSelf(op.getType());
+    auto convert = [&](Value v) {
+      return buildFpConvert(rw, loc, v, target, op.getRounding(), op.getSaturate());
+    };
+    auto vectorType = dyn_cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    if (!vectorType) {
+      rw.replaceOp(op, convert(adaptor.getSource()));
+      return success();
+    }
+    SmallVector<Value> elements;
+    for (Value e : elementsOf(rw, loc, adaptor.getSource()))
+      elements.push_back(convert(e));
+    rw.replaceOp(op, fromElements(rw, loc, vectorType, elements));
+    return success();
+  }
+};
+
+/// fp4 packing through shared memory: each byte gathers the two nibbles it packs.
+struct PackFp4Lowering : GpuPattern<PackFp4Op> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(PackFp4Op op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    ThreadTile in = threadTile(op.getSource().getType()), out = threadTile(op.getType());
+    barrier(rw, loc);
+    Value view = spillToScratch(rw, loc, ctx, in, adaptor.getSource());
+    barrier(rw, loc);
+    auto coords = coordinates(rw, loc, ctx, out);
+    SmallVector<Value> elements;
+    Type i8 = rw.getI8Type();
+    for (int64_t r = 0; r < out.registers; ++r) {
+      SmallVector<Value> low(coords[r]), high(coords[r]);
+      low.back() = arith::MulIOp::create(rw, loc, coords[r].back(), i32Const(rw, loc, 2));
+      high.back() = arith::AddIOp::create(rw, loc, low.back(), i32Const(rw, loc, 1));
+      auto nibble = [&](ArrayRef<Value> c) {
+        Value raw = memref::LoadOp::create(rw, loc, view, ValueRange{toIndex(rw, loc, linearIndex(rw, loc, c, in.type.getShape()))});
+        return arith::ExtUIOp::create(rw, loc, i8, raw).getResult();
+      };
+      Value packed = arith::OrIOp::create(
+          rw, loc, nibble(low),
+          arith::ShLIOp::create(rw, loc, nibble(high), arith::ConstantIntOp::create(rw, loc, 4, 8)));
+      elements.push_back(packed);
+    }
+    barrier(rw, loc);
+    rw.replaceOp(op, fromElements(rw, loc, out.vectorType, elements));
+    return success();
+  }
+};
+
+struct UnpackFp4Lowering : GpuPattern<UnpackFp4Op> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(UnpackFp4Op op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    ThreadTile in = threadTile(op.getSource().getType()), out = threadTile(op.getType());
+    barrier(rw, loc);
+    Value view = spillToScratch(rw, loc, ctx, in, adaptor.getSource());
+    barrier(rw, loc);
+    auto coords = coordinates(rw, loc, ctx, out);
+    SmallVector<Value> elements;
+    for (int64_t r = 0; r < out.registers; ++r) {
+      SmallVector<Value> byteCoords(coords[r]);
+      byteCoords.back() = arith::DivUIOp::create(rw, loc, coords[r].back(), i32Const(rw, loc, 2));
+      Value byte = loadShared(rw, loc, view, linearIndex(rw, loc, byteCoords, in.type.getShape()), rw.getI8Type());
+      Value isHigh = arith::TruncIOp::create(rw, loc, rw.getI1Type(),
+                                             arith::RemUIOp::create(rw, loc, coords[r].back(), i32Const(rw, loc, 2)));
+      Value shift = arith::SelectOp::create(rw, loc, isHigh, arith::ConstantIntOp::create(rw, loc, 4, 8),
+                                            arith::ConstantIntOp::create(rw, loc, 0, 8));
+      Value nibble = arith::TruncIOp::create(rw, loc, rw.getIntegerType(4), arith::ShRUIOp::create(rw, loc, byte, shift));
+      elements.push_back(arith::BitcastOp::create(rw, loc, out.type.getElementType(), nibble));
+    }
+    barrier(rw, loc);
+    rw.replaceOp(op, fromElements(rw, loc, out.vectorType, elements));
+    return success();
+  }
+};
+
+/// Elementwise arith/math on tiles: the same op on each thread's vector.
+struct ElementwiseLowering : ConversionPattern {
+  ElementwiseLowering(const TypeConverter &converter, MLIRContext *context)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, context) {}
+  LogicalResult matchAndRewrite(Operation *op, ArrayRef<Value> operands, ConversionPatternRewriter &rw) const override {
+    if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumResults() != 1 ||
+        !isa<RankedTensorType>(op->getResult(0).getType()))
+      return failure();
+    Type type = getTypeConverter()->convertType(op->getResult(0).getType());
+    IRMapping mapping;
+    for (auto [original, converted] : llvm::zip(op->getOperands(), operands))
+      mapping.map(original, converted);
+    Operation *clone = rw.clone(*op, mapping);
+    clone->getResult(0).setType(type);
+    rw.replaceOp(op, clone->getResults());
+    return success();
+  }
+};
+
+/// Splat tile constants become per-thread vector constants.
+struct ConstantLowering : OpConversionPattern<arith::ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(arith::ConstantOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!type)
+      return failure();
+    auto dense = dyn_cast<SplatElementsAttr>(op.getValue());
+    if (!dense)
+      return rw.notifyMatchFailure(op, "only splat tile constants are supported on GPU targets");
+    auto vectorType = cast<VectorType>(getTypeConverter()->convertType(type));
+    rw.replaceOpWithNewOp<arith::ConstantOp>(op, SplatElementsAttr::get(vectorType, dense.getSplatValue<Attribute>()));
+    return success();
+  }
+};
+
+struct ReturnLowering : OpConversionPattern<func::ReturnOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(func::ReturnOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<gpu::ReturnOp>(op);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+struct GpuTypeConverter : TypeConverter {
+  GpuTypeConverter(MLIRContext *context, bool amd) {
+    addConversion([](Type type) { return type; });
+    addConversion([](RankedTensorType type) -> Type {
+      auto g = blockedGeometry(type.getEncoding(), type.getShape());
+      if (!g)
+        return {};
+      return VectorType::get({g->elementsPerThread()}, type.getElementType());
+    });
+    addConversion([context](PtrType) -> Type { return LLVM::LLVMPointerType::get(context, kGlobalAddressSpace); });
+    addConversion([context, amd](BufferType) -> Type {
+      unsigned space = amd ? kBufferResourceAddressSpace : kGlobalAddressSpace;
+      return LLVM::LLVMStructType::getLiteral(
+          context, {LLVM::LLVMPointerType::get(context, space), IntegerType::get(context, 32)});
+    });
+    addConversion([context](SharedType type) -> Type {
+      auto layout = StridedLayoutAttr::get(context, ShapedType::kDynamic, {1});
+      auto space = gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
+      return MemRefType::get({sharedElements(type)}, memoryType(type.getElementType()), layout, space);
+    });
+    addConversion([context](AsyncTokenType) -> Type { return IntegerType::get(context, 1); });
+    auto cast = [](OpBuilder &b, Type type, ValueRange inputs, Location loc) -> Value {
+      return UnrealizedConversionCastOp::create(b, loc, type, inputs).getResult(0);
+    };
+    addSourceMaterialization(cast);
+    addTargetMaterialization(cast);
+  }
+};
+
+/// Scratch bytes the kernel's movements, reductions, scans and dots need at most.
+int64_t scratchBytes(func::FuncOp kernel) {
+  int64_t bytes = 0;
+  kernel.walk([&](Operation *op) {
+    int64_t need = 0;
+    if (isa<ConvertLayoutOp, ExpandDimsOp, BroadcastOp, ReshapeOp, TransOp>(op))
+      need = movementScratch(cast<RankedTensorType>(op->getOperand(0).getType()),
+                             cast<RankedTensorType>(op->getResult(0).getType()), movementOf(op));
+    else if (auto reduce = dyn_cast<ReduceOp>(op))
+      need = reductionScratch(reduce);
+    else if (isa<ScanOp, PackFp4Op, UnpackFp4Op, AtomicAddOp>(op)) {
+      auto t = cast<RankedTensorType>(op->getOperand(0).getType());
+      need = bytesOf(t.getElementType(), t.getNumElements());
+    } else if (isa<DotOp, ScaledDotOp>(op))
+      need = stagedBytes(op->getOperands().drop_back()); // every operand but the accumulator
+    bytes = std::max(bytes, need);
+  });
+  return bytes;
+}
+
+LogicalResult checkLayouts(func::FuncOp kernel) {
+  WalkResult result = kernel.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      if (auto tile = dyn_cast<RankedTensorType>(t))
+        if (!blockedGeometry(tile.getEncoding(), tile.getShape())) {
+          op->emitOpError() << "has a tile without a blocked or slice layout (" << tile
+                            << "); run tile-assign-layouts first, or pin a blocked layout";
+          return WalkResult::interrupt();
+        }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU> {
+  using ConvertTileToGPUBase::ConvertTileToGPUBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    bool amd = StringRef(target).starts_with("gfx");
+    bool nvidia = StringRef(target).starts_with("sm_");
+    if (!amd && !nvidia) {
+      module.emitError() << "convert-tile-to-gpu needs target=gfx942|gfx950|sm_90|sm_90a, got '" << target << "'";
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> kernels;
+    for (auto f : module.getOps<func::FuncOp>())
+      if (f->hasAttr(TileDialect::kKernelAttrName))
+        kernels.push_back(f);
+    if (kernels.empty())
+      return;
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(), UnitAttr::get(context));
+    OpBuilder b(context);
+    b.setInsertionPointToEnd(module.getBody());
+    auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "wavetile");
+    for (func::FuncOp kernel : kernels)
+      if (failed(convertKernel(kernel, gpuModule, amd)))
+        return signalPassFailure();
+  }
+
+  LogicalResult convertKernel(func::FuncOp kernel, gpu::GPUModuleOp gpuModule, bool amd) {
+    MLIRContext *context = kernel.getContext();
+    if (failed(checkLayouts(kernel)))
+      return failure();
+    auto numWarps = kernel->getAttrOfType<IntegerAttr>(TileDialect::kNumWarpsAttrName);
+    auto warpSize = kernel->getAttrOfType<IntegerAttr>(TileDialect::kWarpSizeAttrName);
+    if (!numWarps || !warpSize)
+      return kernel.emitError() << "kernel needs tile.num_warps and tile.warp_size (run tile-assign-layouts)";
+    int64_t expectedWarp = amd ? 64 : 32;
+    if (warpSize.getInt() != expectedWarp)
+      return kernel.emitError() << "kernel laid out for " << warpSize.getInt() << "-thread warps cannot run on "
+                                << target << " (" << expectedWarp << "-thread warps)";
+
+    KernelContext ctx;
+    ctx.amd = amd;
+    ctx.warpSize = warpSize.getInt();
+    ctx.numWarps = numWarps.getInt();
+    int64_t blockSize = ctx.warpSize * ctx.numWarps;
+
+    // The gpu.func: user arguments (already in their GPU types), then the grid size;
+    // workgroup buffers for the scratch and for each shared allocation.
+    GpuTypeConverter converter(context, amd);
+    OpBuilder b(context);
+    b.setInsertionPointToEnd(gpuModule.getBody());
+    SmallVector<Type> inputs;
+    for (Type t : kernel.getArgumentTypes())
+      inputs.push_back(converter.convertType(t));
+    inputs.append(3, b.getI32Type());
+    auto workgroup = gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
+    SmallVector<Type> attributions;
+    int64_t scratch = scratchBytes(kernel);
+    if (scratch)
+      attributions.push_back(MemRefType::get({scratch}, b.getI8Type(), MemRefLayoutAttrInterface(), workgroup));
+    SmallVector<SharedAllocOp> allocs;
+    kernel.walk([&](SharedAllocOp alloc) {
+      allocs.push_back(alloc);
+      SharedType type = alloc.getType();
+      attributions.push_back(MemRefType::get({sharedElements(type)}, memoryType(type.getElementType()),
+                                             MemRefLayoutAttrInterface(), workgroup));
+    });
+    auto func = gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getName(), b.getFunctionType(inputs, {}),
+                                       attributions);
+    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(blockSize), 1, 1}));
+    for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
+      if (auto name = kernel.getArgAttr(i, "tile.name"))
+        func.setArgAttr(i, "tile.name", name);
+
+    // Move the body over (casts bridge the argument types until their users are
+    // converted), then compute this thread's ids at the top.
+    Block &entry = func.getBody().front();
+    Block &oldEntry = kernel.getBody().front();
+    Location loc = kernel.getLoc();
+    while (!entry.empty()) // the builder's default terminator; the kernel brings its own
+      entry.back().erase();
+    b.setInsertionPointToStart(&entry);
+    for (auto [oldArg, newArg] : llvm::zip(oldEntry.getArguments(), entry.getArguments())) {
+      Value bridged = newArg;
+      if (oldArg.getType() != newArg.getType())
+        bridged = UnrealizedConversionCastOp::create(b, loc, oldArg.getType(), newArg).getResult(0);
+      oldArg.replaceAllUsesWith(bridged);
+    }
+    entry.getOperations().splice(entry.end(), oldEntry.getOperations());
+    b.setInsertionPointToStart(&entry);
+    Value tid = arith::IndexCastUIOp::create(b, loc, b.getI32Type(), gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+    ctx.lane = arith::RemUIOp::create(b, loc, tid, i32Const(b, loc, ctx.warpSize));
+    ctx.warp = arith::DivUIOp::create(b, loc, tid, i32Const(b, loc, ctx.warpSize));
+    unsigned numUser = kernel.getNumArguments();
+    for (unsigned i = 0; i < 3; ++i)
+      ctx.gridSizes.push_back(entry.getArgument(numUser + i));
+    unsigned attribution = 0;
+    if (scratch)
+      ctx.scratch = func.getWorkgroupAttributions()[attribution++];
+    for (SharedAllocOp alloc : allocs)
+      ctx.sharedBuffers[alloc] = func.getWorkgroupAttributions()[attribution++];
+    kernel.erase();
+    analyzeContiguity(func, ctx); // keyed by the original values the patterns see
+
+    ConversionTarget target(*context);
+    target.addIllegalDialect<TileDialect>();
+    target.addLegalDialect<gpu::GPUDialect, LLVM::LLVMDialect, ROCDL::ROCDLDialect, NVVM::NVVMDialect,
+                           memref::MemRefDialect, vector::VectorDialect>();
+    target.addIllegalOp<func::ReturnOp>();
+    target.addDynamicallyLegalDialect<arith::ArithDialect, math::MathDialect>(
+        [&](Operation *op) { return converter.isLegal(op); });
+    RewritePatternSet patterns(context);
+    patterns.add<ProgramIdLowering, NumProgramsLowering, ArangeLowering, SplatLowering,
+                 MovementLowering<ConvertLayoutOp>, MovementLowering<ExpandDimsOp>, MovementLowering<BroadcastOp>,
+                 MovementLowering<ReshapeOp>, MovementLowering<TransOp>, LoadLowering, StoreLowering,
+                 AtomicAddLowering, MakeBufferLowering, BufferLoadLowering, BufferStoreLowering,
+                 SharedAllocLowering, SharedStoreLowering, SharedLoadLowering, SharedSliceLowering,
+                 AsyncCopyLowering, AsyncWaitLowering, BarrierLowering, ReduceLowering, ScanLowering, DotLowering,
+                 ScaledDotLowering, FpConvertLowering, PackFp4Lowering, UnpackFp4Lowering>(converter, context, ctx);
+    patterns.add<ElementwiseLowering, ConstantLowering, ReturnLowering>(converter, context);
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns, target);
+    return applyPartialConversion(func, target, std::move(patterns));
+  }
+};
+} // namespace

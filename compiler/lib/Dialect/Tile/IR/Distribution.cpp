@@ -1,0 +1,154 @@
+//===- Distribution.cpp - layouts resolved against tile shapes -------------===//
+
+#include "wavetile/Dialect/Tile/IR/Distribution.h"
+
+using namespace mlir;
+using namespace wavetile::tile;
+
+/// The digit of `id` for dimension `d` when ids count through the dims fastest-first with
+/// `extent(dim)` values each.
+template <typename Extent>
+static int64_t idAlong(ArrayRef<unsigned> order, unsigned d, int64_t id, Extent extent) {
+  for (unsigned dim : order) {
+    if (dim == d)
+      return id % extent(dim);
+    id /= extent(dim);
+  }
+  return 0;
+}
+
+int64_t BlockedGeometry::laneId(unsigned d, int64_t lane) const {
+  return idAlong(order, d, lane, [&](unsigned dim) { return dims[dim].threads; });
+}
+
+int64_t BlockedGeometry::warpId(unsigned d, int64_t warp) const {
+  return idAlong(order, d, warp, [&](unsigned dim) { return dims[dim].warps; });
+}
+
+int64_t BlockedGeometry::elementsPerThread() const {
+  int64_t n = 1;
+  for (auto [d, p] : llvm::enumerate(dims))
+    if (!isDropped(d))
+      n *= p.perThread();
+  return n;
+}
+
+llvm::SmallVector<int64_t> BlockedGeometry::registerIndex(int64_t reg) const {
+  llvm::SmallVector<int64_t> index(dims.size(), 0);
+  for (unsigned d : order) {
+    if (isDropped(d))
+      continue;
+    index[d] = reg % dims[d].perThread();
+    reg /= dims[d].perThread();
+  }
+  return index;
+}
+
+int64_t BlockedGeometry::registerNumber(ArrayRef<int64_t> index) const {
+  int64_t reg = 0, stride = 1;
+  for (unsigned d : order) {
+    if (isDropped(d))
+      continue;
+    reg += index[d] * stride;
+    stride *= dims[d].perThread();
+  }
+  return reg;
+}
+
+unsigned BlockedGeometry::rootDim(unsigned tileDimension) const {
+  for (unsigned d = 0; d < dims.size(); ++d)
+    if (!isDropped(d) && tileDim(d) == tileDimension)
+      return d;
+  llvm_unreachable("tile dimension out of range");
+}
+
+unsigned BlockedGeometry::tileDim(unsigned rootDim) const {
+  unsigned below = 0;
+  for (unsigned d : droppedDims)
+    below += d < rootDim;
+  return rootDim - below;
+}
+
+std::optional<BlockedGeometry> wavetile::tile::blockedGeometry(Attribute layout, ArrayRef<int64_t> shape) {
+  // Peel slices: each re-inserts its dimension (size 1) into the shape seen by the parent.
+  SmallVector<int64_t> rootShape(shape);
+  SmallVector<unsigned> dropped;
+  while (auto slice = dyn_cast_or_null<SliceLayoutAttr>(layout)) {
+    // Dims dropped further out are numbered in the child; shift them past the new one.
+    for (unsigned &d : dropped)
+      if (d >= slice.getDim())
+        ++d;
+    dropped.push_back(slice.getDim());
+    rootShape.insert(rootShape.begin() + slice.getDim(), 1);
+    layout = slice.getParent();
+  }
+  auto blocked = dyn_cast_or_null<BlockedLayoutAttr>(layout);
+  if (!blocked || blocked.getSizePerThread().size() != rootShape.size())
+    return std::nullopt;
+  BlockedGeometry g;
+  g.blocked = blocked;
+  g.droppedDims = dropped;
+  g.order.assign(blocked.getOrder().begin(), blocked.getOrder().end());
+  g.warpSize = blocked.getWarpSize();
+  g.numWarps = blocked.getNumWarps();
+  for (auto [d, size] : llvm::enumerate(rootShape)) {
+    DimPlacement p{size, blocked.getSizePerThread()[d], blocked.getThreadsPerWarp()[d],
+                   blocked.getWarpsPerBlock()[d], 1};
+    p.repetitions = std::max<int64_t>(1, size / p.blockExtent());
+    if (llvm::is_contained(dropped, unsigned(d)))
+      p.sizePerThread = 1; // a dropped dim contributes no registers
+    g.dims.push_back(p);
+  }
+  return g;
+}
+
+int64_t wavetile::tile::elementsPerThread(RankedTensorType type) {
+  auto g = blockedGeometry(type.getEncoding(), type.getShape());
+  assert(g && "elementsPerThread needs a blocked or slice layout");
+  return g->elementsPerThread();
+}
+
+int64_t wavetile::tile::linearElement(const BlockedGeometry &g, ArrayRef<int64_t> shape, int64_t reg, int64_t lane,
+                                      int64_t warp) {
+  SmallVector<int64_t> index = g.registerIndex(reg);
+  int64_t linear = 0;
+  for (unsigned d = 0; d < g.dims.size(); ++d) {
+    if (g.isDropped(d))
+      continue;
+    int64_t c = g.dims[d].coordinate(index[d], g.laneId(d, lane), g.warpId(d, warp));
+    linear = linear * shape[g.tileDim(d)] + c;
+  }
+  return linear;
+}
+
+BlockedLayoutAttr wavetile::tile::defaultBlockedLayout(MLIRContext *context, ArrayRef<int64_t> shape, int64_t vector,
+                                                       int64_t warpSize, int64_t numWarps) {
+  size_t rank = shape.size();
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    elements *= d;
+  SmallVector<unsigned> sizePerThread(rank, 1), threads(rank, 1), warps(rank, 1), order;
+  for (size_t i = 0; i < rank; ++i)
+    order.push_back(unsigned(rank - 1 - i));
+  // Fewer elements per thread when the tile cannot give every thread a full vector.
+  int64_t fastest = shape[rank - 1];
+  int64_t v = std::max<int64_t>(1, std::min({vector, fastest, std::max<int64_t>(1, elements / (warpSize * numWarps))}));
+  while (fastest % v)
+    v /= 2;
+  sizePerThread[rank - 1] = unsigned(v);
+  // Lanes fill dimensions from the fastest; leftovers replicate along the slowest dim.
+  auto distribute = [&](int64_t count, SmallVector<unsigned> &slots, auto covered) {
+    for (unsigned d : order) {
+      int64_t room = std::max<int64_t>(1, shape[d] / covered(d));
+      int64_t take = std::min(count, room);
+      while (count % take)
+        --take;
+      slots[d] = unsigned(take);
+      count /= take;
+    }
+    slots[order.back()] *= unsigned(count);
+  };
+  distribute(warpSize, threads, [&](unsigned d) { return int64_t(sizePerThread[d]); });
+  distribute(numWarps, warps, [&](unsigned d) { return int64_t(sizePerThread[d]) * threads[d]; });
+  return BlockedLayoutAttr::get(context, sizePerThread, threads, warps, order);
+}

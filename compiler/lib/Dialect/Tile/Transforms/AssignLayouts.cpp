@@ -1,0 +1,200 @@
+//===- AssignLayouts.cpp - distributed layouts for every tile -------------===//
+
+#include "wavetile/Dialect/Tile/Transforms/Passes.h"
+
+#include "wavetile/Dialect/Tile/IR/Distribution.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace wavetile::tile {
+#define GEN_PASS_DEF_TILEASSIGNLAYOUTS
+#include "wavetile/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace wavetile::tile
+
+using namespace mlir;
+using namespace wavetile::tile;
+
+namespace {
+
+bool isPowerOf2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+RankedTensorType withLayout(RankedTensorType type, Attribute layout) {
+  return RankedTensorType::get(type.getShape(), type.getElementType(), layout);
+}
+
+Attribute layoutOf(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type ? type.getEncoding() : Attribute();
+}
+
+class LayoutAssigner {
+public:
+  LayoutAssigner(func::FuncOp kernel, int64_t warpSize, int64_t numWarps)
+      : kernel(kernel), context(kernel.getContext()), warpSize(warpSize), numWarps(numWarps) {}
+
+  LogicalResult run() {
+    collectMemoryWidths();
+    WalkResult typed = kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      return failed(assignResults(op)) ? WalkResult::interrupt() : WalkResult::advance();
+    });
+    if (typed.wasInterrupted())
+      return failure();
+    kernel.walk([&](Operation *op) { convertOperands(op); });
+    return success();
+  }
+
+private:
+  /// Bits of the narrowest element moved through memory per tile shape: the default layout
+  /// gives each thread 128 bits of such elements.
+  void collectMemoryWidths() {
+    auto note = [&](Type t) {
+      if (auto tile = dyn_cast<RankedTensorType>(t)) {
+        int64_t bits = std::max<int64_t>(8, tile.getElementTypeBitWidth());
+        auto [it, inserted] = memoryBits.try_emplace(llvm::to_vector(tile.getShape()), bits);
+        if (!inserted)
+          it->second = std::min(it->second, bits);
+      }
+    };
+    kernel.walk([&](Operation *op) {
+      if (isa<LoadOp, BufferLoadOp>(op))
+        note(op->getResult(0).getType());
+      else if (auto store = dyn_cast<StoreOp>(op))
+        note(store.getValue().getType());
+      else if (auto store = dyn_cast<BufferStoreOp>(op))
+        note(store.getValue().getType());
+    });
+  }
+
+  Attribute defaultLayout(RankedTensorType type) {
+    SmallVector<int64_t> shape(type.getShape());
+    auto it = memoryBits.find(shape);
+    int64_t bits = it == memoryBits.end() ? 32 : it->second;
+    return defaultBlockedLayout(context, shape, 128 / bits, warpSize, numWarps);
+  }
+
+  /// The layout an op's tile result should have, given its (already typed) operands.
+  Attribute resultLayout(Operation *op, RankedTensorType type) {
+    auto firstTileOperandLayout = [&]() -> Attribute {
+      for (Value operand : op->getOperands())
+        if (auto t = dyn_cast<RankedTensorType>(operand.getType()); t && t.getShape() == type.getShape())
+          if (t.getEncoding())
+            return t.getEncoding();
+      return {};
+    };
+    if (auto reduce = dyn_cast<ReduceOp>(op))
+      return SliceLayoutAttr::get(context, reduce.getAxis(),
+                                  cast<DistributedLayoutAttr>(layoutOf(reduce.getSource())));
+    if (op->hasTrait<OpTrait::Elementwise>() || isa<LoadOp, BufferLoadOp, AtomicAddOp, ScanOp, FpConvertOp>(op))
+      if (Attribute layout = firstTileOperandLayout())
+        return layout;
+    if (auto dot = dyn_cast<DotOp>(op))
+      return layoutOf(dot.getAcc());
+    if (auto dot = dyn_cast<ScaledDotOp>(op))
+      return layoutOf(dot.getAcc());
+    return defaultLayout(type);
+  }
+
+  LogicalResult checkShape(Operation *op, RankedTensorType type) {
+    for (int64_t d : type.getShape())
+      if (!isPowerOf2(d))
+        return op->emitOpError() << "GPU targets need power-of-two tile dimensions, got a tile of "
+                                 << type << "; pad the tile and mask the tail";
+    return success();
+  }
+
+  LogicalResult assignResults(Operation *op) {
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      // Carried tiles keep the layout of their initial values.
+      for (auto [init, arg, result] : llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs(), loop.getResults())) {
+        arg.setType(init.getType());
+        result.setType(init.getType());
+      }
+      return success();
+    }
+    for (Value result : op->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type || type.getEncoding())
+        continue;
+      if (failed(checkShape(op, type)))
+        return failure();
+      RankedTensorType laidOut = withLayout(type, resultLayout(op, type));
+      result.setType(laidOut);
+      // A constant's value carries its type too.
+      if (auto constant = dyn_cast<arith::ConstantOp>(op))
+        if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+          constant.setValueAttr(dense.reshape(laidOut));
+    }
+    return success();
+  }
+
+  /// Converts `operand` of `user` to `layout` when it differs.
+  void require(Operation *user, OpOperand &operand, Attribute layout) {
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!type || !layout || type.getEncoding() == layout)
+      return;
+    OpBuilder b(user);
+    auto convert = ConvertLayoutOp::create(b, user->getLoc(), withLayout(type, layout), operand.get());
+    operand.set(convert);
+  }
+
+  void convertOperands(Operation *op) {
+    // Every tile operand of these ops has the reference tile's shape.
+    auto requireAll = [&](Attribute layout) {
+      for (OpOperand &operand : op->getOpOperands())
+        require(op, operand, layout);
+    };
+    if (auto yield = dyn_cast<scf::YieldOp>(op)) {
+      Operation *parent = op->getParentOp();
+      for (auto [i, operand] : llvm::enumerate(yield->getOpOperands()))
+        require(op, operand, layoutOf(parent->getResult(i)));
+      return;
+    }
+    if (op->hasTrait<OpTrait::Elementwise>() && op->getNumResults() == 1)
+      return requireAll(layoutOf(op->getResult(0)));
+    if (isa<LoadOp, BufferLoadOp, AtomicAddOp>(op))
+      return requireAll(layoutOf(op->getResult(0)));
+    if (auto store = dyn_cast<StoreOp>(op))
+      return requireAll(layoutOf(store.getOffsets()));
+    if (auto store = dyn_cast<BufferStoreOp>(op))
+      return requireAll(layoutOf(store.getOffsets()));
+    if (auto copy = dyn_cast<AsyncCopyOp>(op))
+      return requireAll(layoutOf(copy.getOffsets()));
+    if (auto dot = dyn_cast<DotOp>(op))
+      return require(op, dot.getAccMutable(), layoutOf(dot.getResult()));
+    if (auto dot = dyn_cast<ScaledDotOp>(op))
+      return require(op, dot.getAccMutable(), layoutOf(dot.getResult()));
+  }
+
+  func::FuncOp kernel;
+  MLIRContext *context;
+  int64_t warpSize, numWarps;
+  std::map<SmallVector<int64_t>, int64_t> memoryBits;
+};
+
+struct TileAssignLayouts : wavetile::tile::impl::TileAssignLayoutsBase<TileAssignLayouts> {
+  using TileAssignLayoutsBase::TileAssignLayoutsBase;
+  void runOnOperation() override {
+    if (warpSize != 32 && warpSize != 64) {
+      getOperation().emitError() << "tile-assign-layouts needs warp-size=32 or 64, got " << warpSize;
+      return signalPassFailure();
+    }
+    OpBuilder b(&getContext());
+    for (auto kernel : getOperation().getOps<func::FuncOp>()) {
+      if (!kernel->hasAttr(TileDialect::kKernelAttrName))
+        continue;
+      auto numWarps = kernel->getAttrOfType<IntegerAttr>(TileDialect::kNumWarpsAttrName);
+      if (!numWarps) {
+        kernel.emitError() << "kernel needs a '" << TileDialect::kNumWarpsAttrName << "' attribute";
+        return signalPassFailure();
+      }
+      kernel->setAttr(TileDialect::kWarpSizeAttrName, b.getI32IntegerAttr(int32_t(warpSize)));
+      if (failed(LayoutAssigner(kernel, warpSize, numWarps.getInt()).run()))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

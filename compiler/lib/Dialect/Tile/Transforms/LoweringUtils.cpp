@@ -1,0 +1,61 @@
+//===- LoweringUtils.cpp - scalar semantics shared by every lowering ------===//
+
+#include "wavetile/Dialect/Tile/Transforms/LoweringUtils.h"
+
+#include "wavetile/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace wavetile::tile;
+
+Value wavetile::tile::buildAdd(OpBuilder &b, Location loc, Value x, Value y) {
+  return isa<FloatType>(x.getType()) ? Value(arith::AddFOp::create(b, loc, x, y))
+                                     : Value(arith::AddIOp::create(b, loc, x, y));
+}
+
+Value wavetile::tile::buildMul(OpBuilder &b, Location loc, Value x, Value y) {
+  return isa<FloatType>(x.getType()) ? Value(arith::MulFOp::create(b, loc, x, y))
+                                     : Value(arith::MulIOp::create(b, loc, x, y));
+}
+
+Value wavetile::tile::buildCombine(OpBuilder &b, Location loc, CombineKind kind, Region &combiner, Value x, Value y) {
+  bool isFloat = isa<FloatType>(x.getType());
+  bool isBool = x.getType().isInteger(1); // true > false: max is or, min is and
+  switch (kind) {
+  case CombineKind::sum:
+    return buildAdd(b, loc, x, y);
+  case CombineKind::max:
+    if (isFloat)
+      return arith::MaximumFOp::create(b, loc, x, y);
+    return isBool ? Value(arith::MaxUIOp::create(b, loc, x, y)) : Value(arith::MaxSIOp::create(b, loc, x, y));
+  case CombineKind::min:
+    if (isFloat)
+      return arith::MinimumFOp::create(b, loc, x, y);
+    return isBool ? Value(arith::MinUIOp::create(b, loc, x, y)) : Value(arith::MinSIOp::create(b, loc, x, y));
+  case CombineKind::custom: {
+    Block &body = combiner.front();
+    IRMapping mapping;
+    mapping.map(body.getArgument(0), x);
+    mapping.map(body.getArgument(1), y);
+    for (Operation &op : body.without_terminator())
+      b.clone(op, mapping);
+    return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+  }
+  }
+  llvm_unreachable("unknown combine kind");
+}
+
+Value wavetile::tile::buildWidenForDot(OpBuilder &b, Location loc, Value v, Type acc) {
+  Type t = v.getType();
+  if (t == acc)
+    return v;
+  if (isa<IntegerType>(t))
+    return arith::ExtSIOp::create(b, loc, acc, v);
+  auto f = cast<FloatType>(t);
+  if (!isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(f)) // formats LLVM cannot extend
+    return buildFpConvert(b, loc, v, acc, RoundingMode::rtne, false);
+  if (f.getWidth() < acc.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, acc, v);
+  return v;
+}

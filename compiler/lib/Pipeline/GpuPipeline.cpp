@@ -1,0 +1,29 @@
+//===- GpuPipeline.cpp - tile IR to LLVM-dialect GPU kernels --------------===//
+
+#include "wavetile/Pipeline/Pipelines.h"
+
+#include "wavetile/Target/GPUTargets.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FormatVariadic.h"
+
+// Written as text so the same pipeline can be replayed with wavetile-opt --pass-pipeline.
+// Layouts and distribution work on the module; vendor lowering on each gpu.module.
+static constexpr const char *kGpuPipeline =
+    "canonicalize,cse,"
+    "tile-assign-layouts{{warp-size={1}},"
+    "convert-tile-to-gpu{{target={0}},"
+    "canonicalize,cse,"
+    "gpu.module("
+    "wavetile-gpu-math,"
+    "convert-scf-to-cf,"
+    "wavetile-gpu-to-llvm{{target={0}},"
+    "canonicalize,cse),"
+    "reconcile-unrealized-casts";
+
+mlir::LogicalResult wavetile::buildGpuPipeline(mlir::OpPassManager &pm, llvm::StringRef targetName) {
+  auto target = lookupGpuTarget(std::string_view(targetName.data(), targetName.size()));
+  if (!target)
+    return mlir::failure();
+  return mlir::parsePassPipeline(llvm::formatv(kGpuPipeline, targetName, target->waveSize).str(), pm);
+}

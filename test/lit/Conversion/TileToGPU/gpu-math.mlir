@@ -1,0 +1,24 @@
+// wavetile-gpu-math: transcendental math becomes arithmetic (no device library calls later);
+// ops with native instructions stay.
+// RUN: %wavetile-opt %s -split-input-file -wavetile-gpu-math -verify-diagnostics | FileCheck %s
+
+// CHECK-LABEL: func.func @approximated
+// CHECK-NOT:     math.exp
+// CHECK-NOT:     math.log
+// CHECK-NOT:     math.tanh
+// CHECK-NOT:     math.erf
+// CHECK-NOT:     math.rsqrt
+// CHECK:         math.sqrt
+// CHECK:         math.floor
+// CHECK:         return
+func.func @approximated(%x: vector<4xf32>, %h: bf16) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, bf16) {
+  %e = math.exp %x : vector<4xf32>
+  %l = math.log %x : vector<4xf32>
+  %t = math.tanh %x : vector<4xf32>
+  %r = math.erf %x : vector<4xf32>
+  %q = math.rsqrt %x : vector<4xf32>
+  %s = math.sqrt %x : vector<4xf32>
+  %f = math.floor %x : vector<4xf32>
+  %b = math.exp %h : bf16
+  return %e, %l, %t, %r, %q, %s, %f, %b : vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, bf16
+}

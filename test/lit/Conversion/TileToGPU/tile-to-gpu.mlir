@@ -1,0 +1,101 @@
+// convert-tile-to-gpu: kernels become gpu.funcs of per-thread vectors; vector memory access
+// with a per-element fallback; reductions through shuffles and cross-warp shared memory;
+// owner masks for replicated elements; layout changes in registers or through shared memory.
+// RUN: %wavetile-opt %s -split-input-file -allow-unregistered-dialect -convert-tile-to-gpu=target=gfx942 -canonicalize -cse -verify-diagnostics | FileCheck %s
+
+#l = #tile.blocked<sizePerThread = [4], threadsPerWarp = [64], warpsPerBlock = [4], order = [0]>
+
+// 1024 elements, 4 per thread: 16-byte loads and stores when the group is aligned and active,
+// element by element otherwise. The reduction crosses 64 lanes (6 xor shuffles) and 4 warps
+// (4 partials in 16 bytes of shared memory). Grid sizes are the three trailing arguments.
+// CHECK:       gpu.module @wavetile
+// CHECK-LABEL: gpu.func @copy
+// CHECK-SAME:    (%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32, %{{.*}}: i32, %[[GY:.*]]: i32, %{{.*}}: i32)
+// CHECK-SAME:    workgroup(%[[SCRATCH:.*]] : memref<16xi8, #gpu.address_space<workgroup>>)
+// CHECK-SAME:    kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK:         %[[BLOCK:.*]] = gpu.block_id x
+// CHECK:         %[[PID:.*]] = arith.index_castui %[[BLOCK]] : index to i32
+// CHECK:         scf.if
+// CHECK:           llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK:         else
+// CHECK-COUNT-4:   llvm.load {{.*}} : !llvm.ptr<1> -> f32
+// CHECK-COUNT-6: gpu.shuffle  xor
+// CHECK:         gpu.barrier
+// CHECK:         memref.view %[[SCRATCH]]
+// CHECK:         gpu.barrier
+// CHECK:         llvm.store {{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK:         "test.use"(%[[PID]], %[[GY]])
+func.func @copy(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.warp_size = 64 : i32} {
+  %pid = tile.program_id 0
+  %r = tile.arange 0 to 1024 : tensor<1024xi32, #l>
+  %v = tile.load %x[%r] : !tile.ptr<f32>[tensor<1024xi32, #l>] -> tensor<1024xf32, #l>
+  %s = tile.reduce sum %v axis = 0 : tensor<1024xf32, #l> -> f32
+  tile.store %v, %y[%r] : tensor<1024xf32, #l>, !tile.ptr<f32>[tensor<1024xi32, #l>]
+  %count = tile.num_programs 1
+  "test.use"(%pid, %count) : (i32, i32) -> ()
+  return
+}
+
+// -----
+
+// 64 elements over 256 threads: each element is held by 4 threads, and only its owner
+// (unwrapped coordinate below 64) stores it.
+#rep = #tile.blocked<sizePerThread = [1], threadsPerWarp = [64], warpsPerBlock = [4], order = [0]>
+// CHECK-LABEL: gpu.func @replicated
+// CHECK-NOT:     workgroup
+// CHECK:         %[[OWNER:.*]] = arith.cmpi ult, %{{.*}}, %c64_i32 : i32
+// CHECK:         scf.if %[[OWNER]]
+// CHECK:           llvm.store
+func.func @replicated(%y: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.warp_size = 64 : i32} {
+  %r = tile.arange 0 to 64 : tensor<64xi32, #rep>
+  %c = arith.constant 1.0 : f32
+  %v = tile.splat %c : f32 -> tensor<64xf32, #rep>
+  tile.store %v, %y[%r] : tensor<64xf32, #rep>, !tile.ptr<f32>[tensor<64xi32, #rep>]
+  return
+}
+
+// -----
+
+// A real layout change goes through shared memory between barriers; expand_dims and
+// broadcast whose layouts already give every thread what it needs stay in registers.
+#a = #tile.blocked<sizePerThread = [4], threadsPerWarp = [64], warpsPerBlock = [4], order = [0]>
+#b = #tile.blocked<sizePerThread = [2], threadsPerWarp = [64], warpsPerBlock = [4], order = [0]>
+#rows = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [64, 1], warpsPerBlock = [4, 1], order = [1, 0]>
+#rows1 = #tile.slice<dim = 1, parent = #rows>
+// CHECK-LABEL: gpu.func @movement
+// CHECK-SAME:    workgroup(%[[BUF:.*]] : memref<2048xi8, #gpu.address_space<workgroup>>)
+// CHECK:         gpu.barrier
+// CHECK:         %[[VIEW:.*]] = memref.view %[[BUF]][%{{.*}}][] : memref<2048xi8, #gpu.address_space<workgroup>> to memref<512xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[VIEW]]
+// CHECK:         gpu.barrier
+// CHECK-COUNT-2: memref.load %[[VIEW]]
+// CHECK-NOT:     gpu.barrier
+// CHECK-NOT:     memref.view
+// CHECK:         gpu.return
+func.func @movement(%y: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.warp_size = 64 : i32} {
+  %r = tile.arange 0 to 512 : tensor<512xi32, #a>
+  %f = arith.sitofp %r : tensor<512xi32, #a> to tensor<512xf32, #a>
+  %g = tile.convert_layout %f : tensor<512xf32, #a> -> tensor<512xf32, #b>
+  %i = tile.arange 0 to 256 : tensor<256xi32, #rows1>
+  %e = tile.expand_dims %i axis = 1 : tensor<256xi32, #rows1> -> tensor<256x1xi32, #rows>
+  %w = tile.broadcast %e : tensor<256x1xi32, #rows> -> tensor<256x4xi32, #rows>
+  "test.use"(%g, %w) : (tensor<512xf32, #b>, tensor<256x4xi32, #rows>) -> ()
+  return
+}
+
+// -----
+
+func.func @no_layout(%y: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.warp_size = 64 : i32} {
+  // expected-error @+1 {{has a tile without a blocked or slice layout}}
+  %r = tile.arange 0 to 64 : tensor<64xi32>
+  return
+}
+
+// -----
+
+#w32 = #tile.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerBlock = [4], order = [0]>
+// expected-error @+1 {{kernel laid out for 32-thread warps cannot run on gfx942 (64-thread warps)}}
+func.func @wrong_warp(%y: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.warp_size = 32 : i32} {
+  %r = tile.arange 0 to 128 : tensor<128xi32, #w32>
+  return
+}

@@ -1,0 +1,87 @@
+// tile-assign-layouts: coalesced defaults, forward propagation, slices for reductions,
+// conversions where a user needs another layout, and the errors.
+// RUN: %wavetile-opt %s -split-input-file -tile-assign-layouts=warp-size=64 -verify-diagnostics | FileCheck %s
+
+// 2048 bf16 elements over 4 warps of 64: 8 per thread (128 bits), also for the i32 offsets
+// and the i1 mask of the same shape; the reduction of the f32 copy gives a scalar.
+// CHECK-DAG:   #[[V8:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [8], threadsPerWarp = [64], warpsPerBlock = [4], order = [0]>
+// CHECK-LABEL: func.func @coalesced
+// CHECK-SAME:    tile.warp_size = 64 : i32
+// CHECK:         tile.arange 0 to 2048 : tensor<2048xi32, #[[V8]]>
+// CHECK:         arith.cmpi slt, {{.*}} : tensor<2048xi32, #[[V8]]>
+// CHECK:         tile.load {{.*}} -> tensor<2048xbf16, #[[V8]]>
+// CHECK:         arith.extf {{.*}} to tensor<2048xf32, #[[V8]]>
+// CHECK:         tile.reduce sum {{.*}} : tensor<2048xf32, #[[V8]]> -> f32
+func.func @coalesced(%x: !tile.ptr<bf16>, %n: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %r = tile.arange 0 to 2048 : tensor<2048xi32>
+  %nn = tile.splat %n : i32 -> tensor<2048xi32>
+  %m = arith.cmpi slt, %r, %nn : tensor<2048xi32>
+  %v = tile.load %x[%r] mask %m : !tile.ptr<bf16>[tensor<2048xi32>], tensor<2048xi1> -> tensor<2048xbf16>
+  %f = arith.extf %v : tensor<2048xbf16> to tensor<2048xf32>
+  %s = tile.reduce sum %f axis = 0 : tensor<2048xf32> -> f32
+  return
+}
+
+// -----
+
+// A tile too small for a vector per thread: one element each, the block pattern replicated.
+// A 2-D reduction keeps its result in the slice of the input layout; an elementwise use with a
+// tile of the default 1-D layout converts the slice to it.
+// CHECK-DAG:   #[[SMALL:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1], threadsPerWarp = [64], warpsPerBlock = [4], order = [0]>
+// CHECK-DAG:   #[[TWO_D:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 16], warpsPerBlock = [4, 1], order = [1, 0]>
+// CHECK-DAG:   #[[ROWS:[a-z_0-9]+]] = #tile.slice<dim = 1, parent = #[[TWO_D]]>
+// CHECK-LABEL: func.func @slices
+// CHECK:         %[[SUM:.*]] = tile.reduce sum {{.*}} axis = 1 : tensor<16x64xf32, #[[TWO_D]]> -> tensor<16xf32, #[[ROWS]]>
+// CHECK:         %[[IOTA:.*]] = tile.arange 0 to 16 : tensor<16xi32, #[[SMALL]]>
+// CHECK:         %[[CONV:.*]] = tile.convert_layout %[[SUM]] : tensor<16xf32, #[[ROWS]]> -> tensor<16xf32, #[[SMALL]]>
+// CHECK:         tile.store %[[CONV]], {{.*}}[%[[IOTA]]] : tensor<16xf32, #[[SMALL]]>
+func.func @slices(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c = arith.constant 1.0 : f32
+  %t = tile.splat %c : f32 -> tensor<16x64xf32>
+  %s = tile.reduce sum %t axis = 1 : tensor<16x64xf32> -> tensor<16xf32>
+  %i = tile.arange 0 to 16 : tensor<16xi32>
+  tile.store %s, %p[%i] : tensor<16xf32>, !tile.ptr<f32>[tensor<16xi32>]
+  return
+}
+
+// -----
+
+// Loop-carried tiles keep the layout of their initial value; a pinned layout is kept and
+// propagates forward through elementwise users.
+// CHECK-DAG:   #[[PINNED:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1], threadsPerWarp = [64], warpsPerBlock = [4], order = [0]>
+// CHECK-DAG:   #[[DEFAULT:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [2], threadsPerWarp = [64], warpsPerBlock = [4], order = [0]>
+// CHECK-LABEL: func.func @carried
+// CHECK:         %[[Z:.*]] = tile.splat {{.*}} -> tensor<512xf32, #[[DEFAULT]]>
+// CHECK:         scf.for {{.*}} iter_args({{.*}} = %[[Z]]) -> (tensor<512xf32, #[[DEFAULT]]>)
+// CHECK:           arith.addf {{.*}} : tensor<512xf32, #[[DEFAULT]]>
+// CHECK:         %[[P:.*]] = tile.convert_layout %[[Z]] : tensor<512xf32, #[[DEFAULT]]> -> tensor<512xf32, #[[PINNED]]>
+// CHECK:         arith.mulf %[[P]], %[[P]] : tensor<512xf32, #[[PINNED]]>
+#pinned = #tile.blocked<sizePerThread = [1], threadsPerWarp = [64], warpsPerBlock = [4], order = [0]>
+func.func @carried(%n: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c = arith.constant 0.0 : f32
+  %z = tile.splat %c : f32 -> tensor<512xf32>
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %z) -> (tensor<512xf32>) : i32 {
+    %next = arith.addf %acc, %acc : tensor<512xf32>
+    scf.yield %next : tensor<512xf32>
+  }
+  %p = tile.convert_layout %z : tensor<512xf32> -> tensor<512xf32, #pinned>
+  %sq = arith.mulf %p, %p : tensor<512xf32, #pinned>
+  return
+}
+
+// -----
+
+func.func @not_power_of_two(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  // expected-error @+1 {{GPU targets need power-of-two tile dimensions}}
+  %i = tile.arange 0 to 100 : tensor<100xi32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{kernel needs a 'tile.num_warps' attribute}}
+func.func @no_warps() attributes {tile.kernel} {
+  return
+}
