@@ -74,8 +74,10 @@ bool runOnHost(const HostExecutable &exe, LaunchPlan &plan, CheckReport &report)
 /// prepare + runOnHost + verify.
 CheckReport checkOnHost(const Example &example, const HostExecutable &exe, const std::vector<int64_t> &shape,
                         uint64_t seed);
-/// Writes `plan` to DIR/<kernel>.json and one DIR/<kernel>.<arg>.bin per buffer.
-bool saveLaunch(const LaunchPlan &plan, const std::string &dir, std::string *error);
+/// Writes `plan` (as run on the host) to DIR/<kernel>.json, one DIR/<kernel>.<arg>.bin per
+/// buffer holding its contents before the run, and DIR/<kernel>.<arg>.host.bin with the host's
+/// result for each output.
+bool saveLaunch(const LaunchPlan &before, const LaunchPlan &after, const std::string &dir, std::string *error);
 
 } // namespace wavetile::examples
 

@@ -575,6 +575,47 @@ void printText(const FileReport &report, llvm::raw_ostream &os) {
 
 namespace wavetile::tool {
 
+std::string summarizeCodeObject(const std::string &bytes, bool ptx) {
+  FileReport report;
+  std::optional<InspectError> error;
+  std::string path;
+  if (ptx) {
+    // ptxas reads files: the text goes through a temporary one.
+    llvm::SmallString<128> temp;
+    int fd;
+    if (llvm::sys::fs::createTemporaryFile("wavetile-demo", "ptx", fd, temp))
+      return "cannot write a temporary file for ptxas";
+    llvm::FileRemover remover(temp);
+    {
+      llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+      out << bytes;
+    }
+    error = inspectPtx(bytes, std::string(temp), report);
+  } else {
+    error = inspectHsaco(llvm::MemoryBufferRef(bytes, "code object"), report);
+  }
+  if (error)
+    return "inspect failed: " + error->message;
+  std::string line;
+  for (const KernelReport &k : report.kernels) {
+    for (const auto &[key, value] : k.fields)
+      if (llvm::is_contained({"vgpr_count", "agpr_count", "sgpr_count", "group_segment_fixed_size",
+                              "private_segment_fixed_size", "vgpr_spill_count", "registers", "shared_bytes",
+                              "spill_store_bytes"},
+                             key))
+        line += key + "=" + std::to_string(value) + " ";
+    if (k.occupancy && !ptx)
+      line += "waves/SIMD=" + std::to_string(k.occupancy->wavesPerSimd) + " ";
+    int64_t wide = 0, mfma = 0;
+    for (const auto &[name, count] : k.histogram) {
+      wide += llvm::StringRef(name).contains("x4") || llvm::StringRef(name).contains(".v4") ? count : 0;
+      mfma += llvm::StringRef(name).starts_with("v_mfma") || llvm::StringRef(name).starts_with("mma") ? count : 0;
+    }
+    line += "128-bit-global=" + std::to_string(wide) + " mma=" + std::to_string(mfma);
+  }
+  return line;
+}
+
 int inspectCommand(const std::vector<std::string> &files, bool json) {
   if (files.size() != 1) {
     std::fprintf(stderr, "wavetile: error: inspect needs exactly one file (an hsaco or a .ptx)\n");
