@@ -11,7 +11,7 @@
 // Layouts and distribution work on the module; vendor lowering on each gpu.module.
 static constexpr const char *kGpuPipeline =
     "canonicalize,cse,"
-    "tile-assign-layouts{{warp-size={1}},"
+    "tile-assign-layouts{{warp-size={1} target={0}},"
     "convert-tile-to-gpu{{target={0}},"
     "canonicalize,cse,"
     "gpu.module("

@@ -49,7 +49,8 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect", "::mlir::memref::MemRefDialect", "::mlir::gpu::GPUDialect",
-    "::mlir::LLVM::LLVMDialect", "::mlir::ROCDL::ROCDLDialect", "::mlir::NVVM::NVVMDialect"];
+    "::mlir::LLVM::LLVMDialect", "::mlir::ROCDL::ROCDLDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::amdgpu::AMDGPUDialect"];
 }
 
 def LowerGPUMath : Pass<"wavetile-gpu-math"> {

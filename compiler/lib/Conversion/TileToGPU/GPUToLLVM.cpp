@@ -2,6 +2,7 @@
 
 #include "wavetile/Conversion/Passes.h"
 
+#include "mlir/Conversion/AMDGPUToROCDL/AMDGPUToROCDL.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
@@ -56,14 +57,16 @@ struct ConvertGPUKernelsToLLVM : wavetile::impl::ConvertGPUKernelsToLLVMBase<Con
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
     populateVectorToLLVMConversionPatterns(converter, patterns);
     populateFinalizeMemRefToLLVMConversionPatterns(converter, patterns);
-    if (amd)
+    if (amd) {
       populateGpuToROCDLConversionPatterns(converter, patterns, gpu::amd::Runtime::HIP, *chipset);
+      populateAMDGPUToROCDLConversionPatterns(converter, patterns, *chipset); // amdgpu.mfma and friends
+    }
     else
       populateGpuToNVVMConversionPatterns(converter, patterns);
 
     LLVMConversionTarget conversionTarget(*context);
     conversionTarget.addLegalDialect<ROCDL::ROCDLDialect, NVVM::NVVMDialect>();
-    conversionTarget.addIllegalDialect<gpu::GPUDialect, arith::ArithDialect, math::MathDialect,
+    conversionTarget.addIllegalDialect<gpu::GPUDialect, amdgpu::AMDGPUDialect, arith::ArithDialect, math::MathDialect,
                                        vector::VectorDialect, memref::MemRefDialect, cf::ControlFlowDialect>();
     conversionTarget.addLegalOp<gpu::GPUModuleOp>();
     if (failed(applyPartialConversion(module, conversionTarget, std::move(patterns))))

@@ -17,6 +17,7 @@
 #include "wavetile/Dialect/Tile/Transforms/LoweringUtils.h"
 #include "wavetile/Dialect/Tile/Transforms/Passes.h"
 
+#include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/IR/IRMapping.h"
@@ -205,19 +206,44 @@ Value zeroOf(OpBuilder &b, Location loc, Type type) {
 // Thread geometry in generated code
 //===----------------------------------------------------------------------===//
 
-/// A laid-out tile in one thread: its geometry plus the per-register coordinates.
+/// A laid-out tile in one thread: which elements it holds, in register order.
 struct ThreadTile {
   RankedTensorType type;
-  BlockedGeometry geometry;
+  std::optional<BlockedGeometry> blocked; // blocked and slice layouts
+  std::optional<MmaGeometry> mma;         // MMA accumulator and dot-operand layouts
   int64_t registers;
   VectorType vectorType;
+
+  /// Blocked-only operations (vector access, reductions, owners) ask for this.
+  const BlockedGeometry &geometry() const {
+    assert(blocked && "needs a blocked or slice layout");
+    return *blocked;
+  }
+  int64_t warpSize() const { return blocked ? blocked->warpSize : mma->warpSize(); }
+  int64_t numWarps() const { return blocked ? blocked->numWarps : mma->numWarps(); }
+  /// Row-major index of the element register `reg` of (lane, warp) holds.
+  int64_t elementAt(int64_t reg, int64_t lane, int64_t warp) const {
+    if (blocked)
+      return linearElement(*blocked, type.getShape(), reg, lane, warp);
+    auto [row, col] = mma->coordinate(reg, lane, warp);
+    return row * type.getDimSize(1) + col;
+  }
 };
 
+std::optional<ThreadTile> maybeThreadTile(RankedTensorType type) {
+  ThreadTile t{type, blockedGeometry(type.getEncoding(), type.getShape()),
+               mmaGeometry(type.getEncoding(), type.getShape()), 0, nullptr};
+  if (!t.blocked && !t.mma)
+    return std::nullopt;
+  t.registers = t.blocked ? t.blocked->elementsPerThread() : t.mma->elementsPerThread();
+  t.vectorType = VectorType::get({t.registers}, type.getElementType());
+  return t;
+}
+
 ThreadTile threadTile(RankedTensorType type) {
-  auto g = blockedGeometry(type.getEncoding(), type.getShape());
-  assert(g && "distribution supports blocked and slice layouts");
-  int64_t regs = g->elementsPerThread();
-  return {type, *g, regs, VectorType::get({regs}, type.getElementType())};
+  auto t = maybeThreadTile(type);
+  assert(t && "distribution supports blocked, slice, mma and dot-operand layouts");
+  return *t;
 }
 
 /// Lane and warp ids of this thread along root dimension `d`, and its block-pattern base.
@@ -241,9 +267,47 @@ Value threadBase(OpBuilder &b, Location loc, const KernelContext &ctx, const Blo
   return arith::MulIOp::create(b, loc, thread, i32Const(b, loc, p.sizePerThread));
 }
 
+/// Per register, the (row, column) of an MMA-laid-out tile: the atom's lane map gives the
+/// position inside the atom tile as laneTerm(lane) + valueTerm(value) (its modes add up).
+SmallVector<SmallVector<Value>> mmaCoordinates(OpBuilder &b, Location loc, const KernelContext &ctx,
+                                               const MmaGeometry &g) {
+  const wavetile::layout::Layout &map = g.map->laneValueToElement;
+  wavetile::layout::Layout lanes = map.mode(0);
+  Value laneTerm = i32Const(b, loc, 0);
+  int64_t below = 1;
+  for (auto [size, stride] : llvm::zip(lanes.shape().flatten(), lanes.stride().flatten())) {
+    Value digit = arith::RemUIOp::create(b, loc, arith::DivUIOp::create(b, loc, ctx.lane, i32Const(b, loc, below)),
+                                         i32Const(b, loc, size));
+    laneTerm = arith::AddIOp::create(b, loc, laneTerm, arith::MulIOp::create(b, loc, digit, i32Const(b, loc, stride)));
+    below *= size;
+  }
+  Value wi = arith::RemUIOp::create(b, loc, ctx.warp, i32Const(b, loc, g.warpsM));
+  Value wj = arith::DivUIOp::create(b, loc, ctx.warp, i32Const(b, loc, g.warpsM));
+  SmallVector<SmallVector<Value>> result;
+  for (int64_t r = 0; r < g.elementsPerThread(); ++r) {
+    int64_t rep = r / g.valuesPerLane(), value = r % g.valuesPerLane();
+    int64_t r0 = rep / g.reps[1], r1 = rep % g.reps[1];
+    Value index = arith::AddIOp::create(b, loc, laneTerm, i32Const(b, loc, map(value * g.map->lanes)));
+    Value row = arith::RemUIOp::create(b, loc, index, i32Const(b, loc, g.atomRows));
+    Value col = arith::DivUIOp::create(b, loc, index, i32Const(b, loc, g.atomRows));
+    // Warps tile rows for A and C, columns for B and C (see MmaGeometry::coordinate).
+    auto place = [&](Value within, int64_t repIndex, Value warpIndex, int64_t warps, int64_t extent) -> Value {
+      Value block = warps > 1 ? Value(arith::AddIOp::create(b, loc, i32Const(b, loc, repIndex * warps), warpIndex))
+                              : i32Const(b, loc, repIndex);
+      return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, block, i32Const(b, loc, extent)), within);
+    };
+    Value tileRow = g.operand == 1 ? place(row, r0, wi, 1, g.atomRows) : place(row, r0, wi, g.warpsM, g.atomRows);
+    Value tileCol = g.operand == 0 ? place(col, r1, wj, 1, g.atomCols) : place(col, r1, wj, g.warpsN, g.atomCols);
+    result.push_back({tileRow, tileCol});
+  }
+  return result;
+}
+
 /// Per register, the tile coordinates (i32) of the element it holds.
 SmallVector<SmallVector<Value>> coordinates(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTile &t) {
-  const BlockedGeometry &g = t.geometry;
+  if (t.mma)
+    return mmaCoordinates(b, loc, ctx, *t.mma);
+  const BlockedGeometry &g = t.geometry();
   SmallVector<Value> bases(g.dims.size());
   for (unsigned d = 0; d < g.dims.size(); ++d)
     if (!g.isDropped(d))
@@ -279,7 +343,7 @@ Value linearIndex(OpBuilder &b, Location loc, ArrayRef<Value> coords, ArrayRef<i
 /// replicate it (null when nothing is replicated). Stores and atomics use it so every
 /// element is written once.
 Value ownerMask(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTile &t, int64_t r) {
-  const BlockedGeometry &g = t.geometry;
+  const BlockedGeometry &g = t.geometry(); // stores and atomics see blocked layouts only
   SmallVector<int64_t> index = g.registerIndex(r);
   Value mask;
   for (unsigned d = 0; d < g.dims.size(); ++d) {
@@ -393,18 +457,16 @@ int64_t inputLinear(const Movement &m, int64_t outLinear, ArrayRef<int64_t> outS
 /// For each output register, the input register of the same thread holding its element,
 /// when that is one register number for every thread; nullopt otherwise.
 std::optional<SmallVector<int64_t>> registerLocalMap(const ThreadTile &in, const ThreadTile &out, const Movement &m) {
-  const BlockedGeometry &gi = in.geometry, &go = out.geometry;
-  if (gi.warpSize != go.warpSize || gi.numWarps != go.numWarps)
+  if (in.warpSize() != out.warpSize() || in.numWarps() != out.numWarps())
     return std::nullopt;
   SmallVector<int64_t> map(out.registers, -1);
-  for (int64_t warp = 0; warp < gi.numWarps; ++warp) {
-    for (int64_t lane = 0; lane < gi.warpSize; ++lane) {
+  for (int64_t warp = 0; warp < in.numWarps(); ++warp) {
+    for (int64_t lane = 0; lane < in.warpSize(); ++lane) {
       llvm::DenseMap<int64_t, int64_t> held; // element -> input register
       for (int64_t r = 0; r < in.registers; ++r)
-        held.try_emplace(linearElement(gi, in.type.getShape(), r, lane, warp), r);
+        held.try_emplace(in.elementAt(r, lane, warp), r);
       for (int64_t r = 0; r < out.registers; ++r) {
-        int64_t need = inputLinear(m, linearElement(go, out.type.getShape(), r, lane, warp), out.type.getShape(),
-                                   in.type.getShape());
+        int64_t need = inputLinear(m, out.elementAt(r, lane, warp), out.type.getShape(), in.type.getShape());
         auto it = held.find(need);
         if (it == held.end() || (map[r] >= 0 && map[r] != it->second))
           return std::nullopt;
@@ -481,7 +543,7 @@ int64_t laneStride(const BlockedGeometry &g, unsigned d) {
 
 int64_t reductionScratch(ReduceOp op) {
   ThreadTile in = threadTile(op.getSource().getType());
-  const DimPlacement &p = in.geometry.dims[in.geometry.rootDim(op.getAxis())];
+  const DimPlacement &p = in.geometry().dims[in.geometry().rootDim(op.getAxis())];
   int64_t warps = distinctThreads(p).second;
   if (warps == 1)
     return 0;
@@ -559,7 +621,9 @@ Value globalAddress(OpBuilder &b, Location loc, Value base, Type element, Value 
 /// consecutive elements of the last dimension (which the layout keeps fastest, without
 /// wrapping) at consecutive offsets, within 128 bits.
 int64_t vectorWidth(const ThreadTile &t, Contiguity offsets) {
-  const BlockedGeometry &g = t.geometry;
+  if (!t.blocked)
+    return 1;
+  const BlockedGeometry &g = t.geometry();
   unsigned last = g.rootDim(t.type.getRank() - 1);
   const DimPlacement &p = g.dims[last];
   if (g.order.front() != last || p.size < p.blockExtent())
@@ -977,7 +1041,9 @@ struct ReduceLowering : GpuPattern<ReduceOp> {
   LogicalResult matchAndRewrite(ReduceOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     ThreadTile in = threadTile(op.getSource().getType());
-    const BlockedGeometry &g = in.geometry;
+    if (!in.blocked)
+      return op.emitOpError() << "reductions on GPU targets need a blocked or slice input layout";
+    const BlockedGeometry &g = in.geometry();
     if (auto result = dyn_cast<RankedTensorType>(op.getType()))
       if (result.getEncoding() != SliceLayoutAttr::get(op.getContext(), op.getAxis(),
                                                        cast<DistributedLayoutAttr>(in.type.getEncoding())))
@@ -1062,7 +1128,7 @@ struct ReduceLowering : GpuPattern<ReduceOp> {
     ThreadTile out = threadTile(cast<RankedTensorType>(op.getType()));
     SmallVector<Value> elements(out.registers);
     for (int64_t r = 0; r < out.registers; ++r) {
-      SmallVector<int64_t> index = out.geometry.registerIndex(r);
+      SmallVector<int64_t> index = out.geometry().registerIndex(r);
       elements[r] = partials[slotOf.lookup(g.registerNumber(index))];
     }
     rw.replaceOp(op, fromElements(rw, loc, out.vectorType, elements));
@@ -1170,13 +1236,83 @@ Value at2d(OpBuilder &b, Location loc, Value view, Value row, Value col, int64_t
   return loadShared(b, loc, view, linear, element);
 }
 
+/// `count` registers of `vector` from `start` as a vector of their own.
+Value registerSlice(OpBuilder &b, Location loc, Value vector, int64_t start, int64_t count) {
+  SmallVector<Value> elements;
+  for (int64_t i = 0; i < count; ++i)
+    elements.push_back(extract(b, loc, vector, start + i));
+  return fromElements(b, loc, VectorType::get({count}, elements.front().getType()), elements);
+}
+
+/// One mma.sync: bf16/f16 operands travel as pairs packed in 32-bit registers (a0..a7 in
+/// PTX fragment order, which is the atom table's value order).
+Value issueMmaSync(OpBuilder &b, Location loc, const wavetile::atoms::Atom &atom, Value a, Value bv, Value acc) {
+  Type element = cast<VectorType>(a.getType()).getElementType();
+  auto packPairs = [&](Value v) {
+    SmallVector<Value> registers;
+    int64_t n = cast<VectorType>(v.getType()).getNumElements();
+    for (int64_t i = 0; i < n; i += 2) {
+      Value pair = registerSlice(b, loc, v, i, 2);
+      if (element.isBF16()) // NVVM types bf16 pairs as i32
+        pair = extract(b, loc, vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI32Type()), pair), 0);
+      registers.push_back(pair);
+    }
+    return registers;
+  };
+  SmallVector<Value> accs = elementsOf(b, loc, acc);
+  Type f32 = b.getF32Type();
+  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(accs.size(), f32));
+  auto ptxType = element.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  Value d = NVVM::MmaOp::create(b, loc, resultType, packPairs(a), packPairs(bv), accs, {atom.m, atom.n, atom.k},
+                                std::nullopt, std::nullopt, std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+                                std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < int64_t(accs.size()); ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{i}));
+  return fromElements(b, loc, cast<VectorType>(acc.getType()), out);
+}
+
+/// acc + a * b on matrix cores: per (row block, column block), one atom per K step.
+Value mmaDot(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTile &a, Value aVec,
+             const ThreadTile &bt, Value bVec, const ThreadTile &c, Value cVec) {
+  const MmaGeometry &ga = *a.mma, &gb = *bt.mma, &gc = *c.mma;
+  const wavetile::atoms::Atom &atom = *gc.atom;
+  int64_t va = ga.valuesPerLane(), vb = gb.valuesPerLane(), vc = gc.valuesPerLane();
+  SmallVector<Value> result(c.registers);
+  for (int64_t ri = 0; ri < gc.reps[0]; ++ri)
+    for (int64_t rj = 0; rj < gc.reps[1]; ++rj) {
+      int64_t cStart = (ri * gc.reps[1] + rj) * vc;
+      Value acc = registerSlice(b, loc, cVec, cStart, vc);
+      for (int64_t kk = 0; kk < ga.reps[1]; ++kk) {
+        Value av = registerSlice(b, loc, aVec, (ri * ga.reps[1] + kk) * va, va);
+        Value bv = registerSlice(b, loc, bVec, (kk * gb.reps[1] + rj) * vb, vb);
+        if (ctx.amd)
+          acc = amdgpu::MFMAOp::create(b, loc, acc.getType(), b.getI32IntegerAttr(atom.m), b.getI32IntegerAttr(atom.n),
+                                       b.getI32IntegerAttr(atom.k), b.getI32IntegerAttr(1), av, bv, acc);
+        else
+          acc = issueMmaSync(b, loc, atom, av, bv, acc);
+      }
+      for (int64_t v = 0; v < vc; ++v)
+        result[cStart + v] = extract(b, loc, acc, v);
+    }
+  return fromElements(b, loc, c.vectorType, result);
+}
+
 struct DotLowering : GpuPattern<DotOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
+    ThreadTile acc = threadTile(op.getType()), lhs = threadTile(op.getA().getType()),
+               rhs = threadTile(op.getB().getType());
+    // Operands in the dot-operand layouts of the accumulator's MMA layout: matrix cores.
+    if (acc.mma && lhs.mma && rhs.mma && acc.mma->operand == 2 && lhs.mma->operand == 0 && rhs.mma->operand == 1 &&
+        lhs.mma->atom == acc.mma->atom && rhs.mma->atom == acc.mma->atom) {
+      rw.replaceOp(op, mmaDot(rw, loc, ctx, lhs, adaptor.getA(), rhs, adaptor.getB(), acc, adaptor.getAcc()));
+      return success();
+    }
+    // Otherwise the general path: operands staged in shared memory, one FMA per element.
     RankedTensorType a = op.getA().getType(), bType = op.getB().getType();
     int64_t k = a.getDimSize(1), n = bType.getDimSize(1);
-    ThreadTile acc = threadTile(op.getType());
     Type accElement = acc.type.getElementType();
     auto views = stageOperands(rw, loc, ctx, {op.getA(), op.getB()}, {adaptor.getA(), adaptor.getB()});
     Value result = accumulateOverK(rw, loc, ctx, acc, adaptor.getAcc(), k,
@@ -1351,10 +1487,8 @@ struct GpuTypeConverter : TypeConverter {
   GpuTypeConverter(MLIRContext *context, bool amd) {
     addConversion([](Type type) { return type; });
     addConversion([](RankedTensorType type) -> Type {
-      auto g = blockedGeometry(type.getEncoding(), type.getShape());
-      if (!g)
-        return {};
-      return VectorType::get({g->elementsPerThread()}, type.getElementType());
+      auto t = maybeThreadTile(type);
+      return t ? Type(t->vectorType) : Type();
     });
     addConversion([context](PtrType) -> Type { return LLVM::LLVMPointerType::get(context, kGlobalAddressSpace); });
     addConversion([context, amd](BufferType) -> Type {
@@ -1400,9 +1534,9 @@ LogicalResult checkLayouts(func::FuncOp kernel) {
   WalkResult result = kernel.walk([&](Operation *op) {
     for (Type t : op->getResultTypes())
       if (auto tile = dyn_cast<RankedTensorType>(t))
-        if (!blockedGeometry(tile.getEncoding(), tile.getShape())) {
-          op->emitOpError() << "has a tile without a blocked or slice layout (" << tile
-                            << "); run tile-assign-layouts first, or pin a blocked layout";
+        if (!maybeThreadTile(tile)) {
+          op->emitOpError() << "has a tile without a blocked, slice, mma or dot-operand layout that fits it ("
+                            << tile << "); run tile-assign-layouts first, or pin a layout";
           return WalkResult::interrupt();
         }
     return WalkResult::advance();
@@ -1518,7 +1652,7 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
     ConversionTarget target(*context);
     target.addIllegalDialect<TileDialect>();
     target.addLegalDialect<gpu::GPUDialect, LLVM::LLVMDialect, ROCDL::ROCDLDialect, NVVM::NVVMDialect,
-                           memref::MemRefDialect, vector::VectorDialect>();
+                           amdgpu::AMDGPUDialect, memref::MemRefDialect, vector::VectorDialect>();
     target.addIllegalOp<func::ReturnOp>();
     target.addDynamicallyLegalDialect<arith::ArithDialect, math::MathDialect>(
         [&](Operation *op) { return converter.isLegal(op); });

@@ -86,7 +86,7 @@ func.func @movement(%y: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps 
 // -----
 
 func.func @no_layout(%y: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.warp_size = 64 : i32} {
-  // expected-error @+1 {{has a tile without a blocked or slice layout}}
+  // expected-error @+1 {{has a tile without a blocked, slice, mma or dot-operand layout that fits it}}
   %r = tile.arange 0 to 64 : tensor<64xi32>
   return
 }

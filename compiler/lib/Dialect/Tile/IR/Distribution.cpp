@@ -152,3 +152,48 @@ BlockedLayoutAttr wavetile::tile::defaultBlockedLayout(MLIRContext *context, Arr
   distribute(numWarps, warps, [&](unsigned d) { return int64_t(sizePerThread[d]) * threads[d]; });
   return BlockedLayoutAttr::get(context, sizePerThread, threads, warps, order);
 }
+
+std::pair<int64_t, int64_t> MmaGeometry::coordinate(int64_t reg, int64_t lane, int64_t warp) const {
+  int64_t rep = reg / valuesPerLane(), value = reg % valuesPerLane();
+  int64_t r0 = rep / reps[1], r1 = rep % reps[1];
+  int64_t index = map->elementAt(int(lane), int(value)); // column-major in the atom's operand tile
+  int64_t row = index % atomRows, col = index / atomRows;
+  int64_t wi = warp % warpsM, wj = warp / warpsM;
+  switch (operand) {
+  case 0: // A: rows follow warps along M, columns are K steps
+    return {(r0 * warpsM + wi) * atomRows + row, r1 * atomCols + col};
+  case 1: // B: rows are K steps, columns follow warps along N
+    return {r0 * atomRows + row, (r1 * warpsN + wj) * atomCols + col};
+  default:
+    return {(r0 * warpsM + wi) * atomRows + row, (r1 * warpsN + wj) * atomCols + col};
+  }
+}
+
+std::optional<MmaGeometry> wavetile::tile::mmaGeometry(Attribute layout, ArrayRef<int64_t> shape) {
+  unsigned operand = 2;
+  MmaLayoutAttr mma = dyn_cast_or_null<MmaLayoutAttr>(layout);
+  if (auto dotOperand = dyn_cast_or_null<DotOperandLayoutAttr>(layout)) {
+    operand = dotOperand.getOperandIndex();
+    mma = dotOperand.getParent();
+  }
+  if (!mma || shape.size() != 2)
+    return std::nullopt;
+  StringRef name = mma.getAtom();
+  const auto *atom = wavetile::atoms::lookupAtom(std::string_view(name.data(), name.size()));
+  auto which = operand == 0 ? wavetile::atoms::Operand::A
+               : operand == 1 ? wavetile::atoms::Operand::B
+                              : wavetile::atoms::Operand::C;
+  const auto *map = atom ? atom->operandMap(which) : nullptr;
+  if (!map)
+    return std::nullopt; // e.g. wgmma multiplicands come from shared memory
+  MmaGeometry g{atom, operand, map, mma.getWarpsPerBlock()[0], mma.getWarpsPerBlock()[1], {1, 1}, map->rows,
+                map->cols};
+  // Warps spread along M for A and C, along N for B and C; each axis must divide evenly.
+  int64_t rowSpan = g.atomRows * (operand == 1 ? 1 : g.warpsM);
+  int64_t colSpan = g.atomCols * (operand == 0 ? 1 : g.warpsN);
+  if (shape[0] % rowSpan != 0 || shape[1] % colSpan != 0)
+    return std::nullopt;
+  g.reps[0] = shape[0] / rowSpan;
+  g.reps[1] = shape[1] / colSpan;
+  return g;
+}

@@ -2,6 +2,7 @@
 
 #include "wavetile/Dialect/Tile/Transforms/Passes.h"
 
+#include "wavetile/Atoms/AtomTable.h"
 #include "wavetile/Dialect/Tile/IR/Distribution.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,13 +32,26 @@ Attribute layoutOf(Value v) {
   return type ? type.getEncoding() : Attribute();
 }
 
+std::string typeName(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  type.print(os);
+  return text;
+}
+
 class LayoutAssigner {
 public:
-  LayoutAssigner(func::FuncOp kernel, int64_t warpSize, int64_t numWarps)
-      : kernel(kernel), context(kernel.getContext()), warpSize(warpSize), numWarps(numWarps) {}
+  LayoutAssigner(func::FuncOp kernel, int64_t warpSize, int64_t numWarps,
+                 std::optional<wavetile::atoms::Target> target)
+      : kernel(kernel), context(kernel.getContext()), warpSize(warpSize), numWarps(numWarps), target(target) {}
 
   LogicalResult run() {
     collectMemoryWidths();
+    if (target)
+      kernel.walk([&](DotOp dot) {
+        if (MmaLayoutAttr mma = chooseMma(dot))
+          startAccumulator(dot.getAcc(), mma);
+      });
     WalkResult typed = kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
       return failed(assignResults(op)) ? WalkResult::interrupt() : WalkResult::advance();
     });
@@ -69,6 +83,57 @@ private:
     });
   }
 
+  /// The largest atom of the target computing the dot's types whose tile, times a split of
+  /// the kernel's warps, divides the dot's tiles; null when none fits.
+  MmaLayoutAttr chooseMma(DotOp dot) {
+    RankedTensorType a = dot.getA().getType(), b = dot.getB().getType(), c = dot.getAcc().getType();
+    int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = b.getDimSize(1);
+    std::vector<const wavetile::atoms::Atom *> candidates;
+    for (const auto *atom : wavetile::atoms::atomsFor(*target))
+      if (atom->a && atom->b && !atom->scaleType && atom->waveSize == warpSize &&
+          typeName(a.getElementType()) == wavetile::atoms::scalarKindName(atom->aType) &&
+          typeName(b.getElementType()) == wavetile::atoms::scalarKindName(atom->bType) &&
+          typeName(c.getElementType()) == wavetile::atoms::scalarKindName(atom->cType))
+        candidates.push_back(atom);
+    std::stable_sort(candidates.begin(), candidates.end(), [](const auto *x, const auto *y) {
+      return std::make_pair(x->m * x->n, x->k) > std::make_pair(y->m * y->n, y->k);
+    });
+    for (const auto *atom : candidates) {
+      if (m % atom->m || n % atom->n || k % atom->k)
+        continue;
+      int64_t warpsM = numWarps;
+      while (warpsM > 1 && m % (atom->m * warpsM) != 0)
+        warpsM /= 2;
+      int64_t warpsN = numWarps / warpsM;
+      if (n % (atom->n * warpsN) != 0)
+        continue;
+      return MmaLayoutAttr::get(context, atom->name, {unsigned(warpsM), unsigned(warpsN)});
+    }
+    return {};
+  }
+
+  /// Gives the values an accumulator starts from (through loop-carried values) the MMA
+  /// layout, so the loop carries it in matrix-core registers instead of converting each step.
+  void startAccumulator(Value acc, MmaLayoutAttr mma) {
+    auto type = cast<RankedTensorType>(acc.getType());
+    if (type.getEncoding())
+      return;
+    if (auto arg = dyn_cast<BlockArgument>(acc)) {
+      auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      if (loop && arg.getArgNumber() > 0)
+        startAccumulator(loop.getInitArgs()[arg.getArgNumber() - 1], mma);
+      return;
+    }
+    Operation *def = acc.getDefiningOp();
+    if (!isa<SplatOp, arith::ConstantOp>(def))
+      return;
+    RankedTensorType laidOut = withLayout(type, mma);
+    acc.setType(laidOut);
+    if (auto constant = dyn_cast<arith::ConstantOp>(def))
+      if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+        constant.setValueAttr(dense.reshape(laidOut));
+  }
+
   Attribute defaultLayout(RankedTensorType type) {
     SmallVector<int64_t> shape(type.getShape());
     auto it = memoryBits.find(shape);
@@ -85,9 +150,14 @@ private:
             return t.getEncoding();
       return {};
     };
-    if (auto reduce = dyn_cast<ReduceOp>(op))
-      return SliceLayoutAttr::get(context, reduce.getAxis(),
-                                  cast<DistributedLayoutAttr>(layoutOf(reduce.getSource())));
+    if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      // Reductions run on blocked layouts (see convertOperands): slice the one they will see.
+      RankedTensorType source = reduce.getSource().getType();
+      Attribute input = source.getEncoding();
+      if (!blockedGeometry(input, source.getShape()))
+        input = defaultLayout(source);
+      return SliceLayoutAttr::get(context, reduce.getAxis(), cast<DistributedLayoutAttr>(input));
+    }
     if (op->hasTrait<OpTrait::Elementwise>() || isa<LoadOp, BufferLoadOp, AtomicAddOp, ScanOp, FpConvertOp>(op))
       if (Attribute layout = firstTileOperandLayout())
         return layout;
@@ -163,8 +233,18 @@ private:
       return requireAll(layoutOf(store.getOffsets()));
     if (auto copy = dyn_cast<AsyncCopyOp>(op))
       return requireAll(layoutOf(copy.getOffsets()));
-    if (auto dot = dyn_cast<DotOp>(op))
-      return require(op, dot.getAccMutable(), layoutOf(dot.getResult()));
+    if (auto dot = dyn_cast<DotOp>(op)) {
+      Attribute layout = layoutOf(dot.getResult());
+      if (auto mma = dyn_cast<MmaLayoutAttr>(layout)) {
+        require(op, dot.getAMutable(), DotOperandLayoutAttr::get(context, 0, mma));
+        require(op, dot.getBMutable(), DotOperandLayoutAttr::get(context, 1, mma));
+      }
+      return require(op, dot.getAccMutable(), layout);
+    }
+    // Reductions run on blocked layouts: an MMA-laid-out input is converted first.
+    if (auto reduce = dyn_cast<ReduceOp>(op))
+      if (!blockedGeometry(layoutOf(reduce.getSource()), reduce.getSource().getType().getShape()))
+        return require(op, reduce.getSourceMutable(), defaultLayout(reduce.getSource().getType()));
     if (auto dot = dyn_cast<ScaledDotOp>(op))
       return require(op, dot.getAccMutable(), layoutOf(dot.getResult()));
   }
@@ -172,6 +252,7 @@ private:
   func::FuncOp kernel;
   MLIRContext *context;
   int64_t warpSize, numWarps;
+  std::optional<wavetile::atoms::Target> target;
   std::map<SmallVector<int64_t>, int64_t> memoryBits;
 };
 
@@ -181,6 +262,14 @@ struct TileAssignLayouts : wavetile::tile::impl::TileAssignLayoutsBase<TileAssig
     if (warpSize != 32 && warpSize != 64) {
       getOperation().emitError() << "tile-assign-layouts needs warp-size=32 or 64, got " << warpSize;
       return signalPassFailure();
+    }
+    std::optional<wavetile::atoms::Target> atomTarget;
+    if (!target.empty()) {
+      atomTarget = wavetile::atoms::parseTarget(target);
+      if (!atomTarget) {
+        getOperation().emitError() << "tile-assign-layouts: unknown target '" << target << "'";
+        return signalPassFailure();
+      }
     }
     OpBuilder b(&getContext());
     for (auto kernel : getOperation().getOps<func::FuncOp>()) {
@@ -192,7 +281,7 @@ struct TileAssignLayouts : wavetile::tile::impl::TileAssignLayoutsBase<TileAssig
         return signalPassFailure();
       }
       kernel->setAttr(TileDialect::kWarpSizeAttrName, b.getI32IntegerAttr(int32_t(warpSize)));
-      if (failed(LayoutAssigner(kernel, warpSize, numWarps.getInt()).run()))
+      if (failed(LayoutAssigner(kernel, warpSize, numWarps.getInt(), atomTarget).run()))
         return signalPassFailure();
     }
   }

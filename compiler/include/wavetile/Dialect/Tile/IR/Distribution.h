@@ -12,6 +12,7 @@
 #ifndef WAVETILE_DIALECT_TILE_IR_DISTRIBUTION_H
 #define WAVETILE_DIALECT_TILE_IR_DISTRIBUTION_H
 
+#include "wavetile/Atoms/AtomTable.h"
 #include "wavetile/Dialect/Tile/IR/TileDialect.h"
 
 namespace wavetile::tile {
@@ -55,6 +56,30 @@ struct BlockedGeometry {
   /// Maps a kept root dim to the tile dimension it is.
   unsigned tileDim(unsigned rootDim) const;
 };
+
+/// An MMA accumulator (operand 2) or dot-operand (0 = A, 1 = B) layout resolved against a
+/// tile shape. Warps tile the rows (A, C) and columns (B, C) of the tile, warp w holding
+/// position (w % warpsM, w / warpsM); the atom's tile repeats to cover the rest. Registers
+/// are the atom's per-lane values, repetition by repetition (row-major over repetitions).
+struct MmaGeometry {
+  const wavetile::atoms::Atom *atom;
+  unsigned operand;
+  const wavetile::atoms::OperandMap *map;
+  int64_t warpsM, warpsN;
+  int64_t reps[2];      // repetitions along tile rows and columns
+  int64_t atomRows, atomCols;
+
+  int64_t valuesPerLane() const { return map->valuesPerLane; }
+  int64_t elementsPerThread() const { return reps[0] * reps[1] * valuesPerLane(); }
+  int64_t warpSize() const { return map->lanes; }
+  int64_t numWarps() const { return warpsM * warpsN; }
+  /// Tile (row, column) held in register `reg` by (lane, warp).
+  std::pair<int64_t, int64_t> coordinate(int64_t reg, int64_t lane, int64_t warp) const;
+};
+
+/// Resolves an MMA or dot-operand layout; nullopt for other layouts or shapes the
+/// warps-times-atom pattern does not divide.
+std::optional<MmaGeometry> mmaGeometry(mlir::Attribute layout, llvm::ArrayRef<int64_t> shape);
 
 /// Resolves a blocked or slice layout; nullopt for other layouts.
 std::optional<BlockedGeometry> blockedGeometry(mlir::Attribute layout, llvm::ArrayRef<int64_t> shape);

@@ -28,6 +28,8 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "::mlir::ModuleOp"> {
   let options = [
     Option<"warpSize", "warp-size", "int64_t", /*default=*/"0",
            "Threads per warp of the target (64 on CDNA, 32 on NVIDIA)">,
+    Option<"target", "target", "std::string", /*default=*/"\"\"",
+           "Target whose matrix instructions (atom table) dots use; none keeps dots on blocked layouts">,
   ];
 }
 

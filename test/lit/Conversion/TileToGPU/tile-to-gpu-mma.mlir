@@ -1,0 +1,18 @@
+// dot on matrix cores: with MMA layouts, each warp issues one atom per (row block, column
+// block, K step) — amdgpu.mfma on CDNA, nvvm.mma.sync (bf16 pairs packed in i32) on sm_90 —
+// and no shared-memory FMA loop remains.
+// RUN: %wavetile-opt %S/../../Dialect/Tile/Transforms/assign-layouts-mma.mlir -tile-assign-layouts="warp-size=64 target=gfx942" -convert-tile-to-gpu=target=gfx942 -canonicalize | FileCheck %s --check-prefix=CDNA3
+// RUN: %wavetile-opt %S/../../Dialect/Tile/Transforms/assign-layouts-mma.mlir -tile-assign-layouts="warp-size=32 target=sm_90" -convert-tile-to-gpu=target=sm_90 -canonicalize | FileCheck %s --check-prefix=SM90
+
+// 64x64x32, warps 2x2, 32x32x8 atoms: each warp one 32x32 block, 4 K steps.
+// CDNA3-LABEL:   gpu.func @gemm_tile
+// CDNA3:         scf.for
+// CDNA3-COUNT-4:   amdgpu.mfma 32x32x8 {{.*}} : vector<4xbf16>, vector<4xbf16>, vector<16xf32>
+// CDNA3-NOT:       amdgpu.mfma
+// CDNA3:           scf.yield
+// 64x64x32, warps 4x1, m16n8k16 atoms: each warp 16 rows x 8 column blocks, 2 K steps.
+// SM90-LABEL:    gpu.func @gemm_tile
+// SM90:          scf.for
+// SM90-COUNT-16:   nvvm.mma.sync A[{{.*}}, {{.*}}, {{.*}}, {{.*}}] B[{{.*}}, {{.*}}] C[{{.*}}, {{.*}}, {{.*}}, {{.*}}] {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// SM90-NOT:        nvvm.mma.sync
+// SM90:            scf.yield

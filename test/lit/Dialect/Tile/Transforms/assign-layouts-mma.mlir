@@ -1,0 +1,44 @@
+// tile-assign-layouts with a target: dots take the largest matrix instruction whose tile and
+// warp split divide theirs; A and B convert to dot-operand layouts, and the accumulator is
+// created in the MMA layout so the loop carries it in matrix-core registers.
+// RUN: %wavetile-opt %s -tile-assign-layouts="warp-size=64 target=gfx942" | FileCheck %s --check-prefix=CDNA3
+// RUN: %wavetile-opt %s -tile-assign-layouts="warp-size=64 target=gfx950" | FileCheck %s --check-prefix=CDNA4
+// RUN: %wavetile-opt %s -tile-assign-layouts="warp-size=32 target=sm_90" | FileCheck %s --check-prefix=SM90
+// RUN: %wavetile-opt %s -tile-assign-layouts="warp-size=64" | FileCheck %s --check-prefix=NOTARGET
+
+// 64x64x32 with 4 warps: 32x32 atoms split 2x2 on CDNA (gfx950 has the K=16 one), m16n8k16
+// warps 4x1 on sm_90.
+// CDNA3-DAG: #[[MMA:[a-z_0-9]+]] = #tile.mma<atom = "gfx942.mfma_f32_32x32x8_bf16", warpsPerBlock = [2, 2]>
+// CDNA4-DAG: #[[MMA:[a-z_0-9]+]] = #tile.mma<atom = "gfx950.mfma_f32_32x32x16_bf16", warpsPerBlock = [2, 2]>
+// SM90-DAG:  #[[MMA:[a-z_0-9]+]] = #tile.mma<atom = "sm_90.mma_m16n8k16_f32_bf16_bf16", warpsPerBlock = [4, 1]>
+// CDNA3-DAG: #[[A:[a-z_0-9]+]] = #tile.dot_operand<operand = 0, parent = #[[MMA]]>
+// CDNA3-DAG: #[[B:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #[[MMA]]>
+// CDNA3-LABEL: func.func @gemm_tile
+// CDNA3:         %[[ZERO:.*]] = tile.splat {{.*}} -> tensor<64x64xf32, #[[MMA]]>
+// CDNA3:         scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (tensor<64x64xf32, #[[MMA]]>)
+// CDNA3:           %[[OPA:.*]] = tile.convert_layout {{.*}} -> tensor<64x32xbf16, #[[A]]>
+// CDNA3:           %[[OPB:.*]] = tile.convert_layout {{.*}} -> tensor<32x64xbf16, #[[B]]>
+// CDNA3:           tile.dot %[[OPA]], %[[OPB]], %[[ACC]] : {{.*}} -> tensor<64x64xf32, #[[MMA]]>
+// CDNA3:         tile.convert_layout {{.*}} : tensor<64x64xf32, #[[MMA]]> -> tensor<64x64xf32, #{{blocked[0-9]*}}>
+// CDNA4: tile.dot {{.*}} -> tensor<64x64xf32, #[[MMA]]>
+// SM90:  tile.dot {{.*}} -> tensor<64x64xf32, #[[MMA]]>
+// NOTARGET-NOT: #tile.mma
+func.func @gemm_tile(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %k: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %zero = arith.constant 0.0 : f32
+  %acc0 = tile.splat %zero : f32 -> tensor<64x64xf32>
+  %ia = tile.arange 0 to 2048 : tensor<2048xi32>
+  %oa = tile.reshape %ia : tensor<2048xi32> -> tensor<64x32xi32>
+  %ob = tile.reshape %ia : tensor<2048xi32> -> tensor<32x64xi32>
+  %c0 = arith.constant 0 : i32
+  %c32 = arith.constant 32 : i32
+  %r = scf.for %i = %c0 to %k step %c32 iter_args(%acc = %acc0) -> (tensor<64x64xf32>) : i32 {
+    %ta = tile.load %a[%oa] : !tile.ptr<bf16>[tensor<64x32xi32>] -> tensor<64x32xbf16>
+    %tb = tile.load %b[%ob] : !tile.ptr<bf16>[tensor<32x64xi32>] -> tensor<32x64xbf16>
+    %d = tile.dot %ta, %tb, %acc : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+    scf.yield %d : tensor<64x64xf32>
+  }
+  %ic = tile.arange 0 to 4096 : tensor<4096xi32>
+  %oc = tile.reshape %ic : tensor<4096xi32> -> tensor<64x64xi32>
+  tile.store %r, %c[%oc] : tensor<64x64xf32>, !tile.ptr<f32>[tensor<64x64xi32>]
+  return
+}
