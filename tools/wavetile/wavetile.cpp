@@ -191,9 +191,7 @@ int compileCommand(const Options &options) {
   std::string error;
   auto module = loadModule(options, &error);
   if (!module) {
-    std::cerr << error;
-    if (!error.empty() && error.back() != '\n')
-      std::cerr << "\n";
+    printError(error);
     return 1;
   }
   std::string output;
@@ -202,7 +200,7 @@ int compileCommand(const Options &options) {
   } else {
     auto lowered = lowerForHost(*module, emit == "llvm" ? HostStage::LLVMDialect : HostStage::LLVMIR, &error);
     if (!lowered) {
-      std::cerr << error;
+      printError(error);
       return 1;
     }
     output = *lowered;

@@ -2,7 +2,7 @@
 // RUN: %wavetile-opt %s -split-input-file -verify-diagnostics
 
 func.func @store_shape(%s: !tile.shared<16x32xf16>, %t: tensor<32x32xf16>) {
-  // expected-error @+1 {{'tile.shared_store' op tile 32x32x'f16' does not match shared buffer 16x32x'f16'}}
+  // expected-error @+1 {{'tile.shared_store' op tile 'tensor<32x32xf16>' does not match shared buffer '!tile.shared<16x32xf16>'}}
   tile.shared_store %t, %s : tensor<32x32xf16>, !tile.shared<16x32xf16>
   return
 }
@@ -10,7 +10,7 @@ func.func @store_shape(%s: !tile.shared<16x32xf16>, %t: tensor<32x32xf16>) {
 // -----
 
 func.func @store_element(%s: !tile.shared<16xf16>, %t: tensor<16xf32>) {
-  // expected-error @+1 {{'tile.shared_store' op tile 16x'f32' does not match shared buffer 16x'f16'}}
+  // expected-error @+1 {{'tile.shared_store' op tile 'tensor<16xf32>' does not match shared buffer '!tile.shared<16xf16>'}}
   tile.shared_store %t, %s : tensor<16xf32>, !tile.shared<16xf16>
   return
 }
@@ -18,7 +18,7 @@ func.func @store_element(%s: !tile.shared<16xf16>, %t: tensor<16xf32>) {
 // -----
 
 func.func @load_shape(%s: !tile.shared<16x32xf16>) {
-  // expected-error @+1 {{'tile.shared_load' op tile 32x16x'f16' does not match shared buffer 16x32x'f16'}}
+  // expected-error @+1 {{'tile.shared_load' op tile 'tensor<32x16xf16>' does not match shared buffer '!tile.shared<16x32xf16>'}}
   %0 = tile.shared_load %s : !tile.shared<16x32xf16> -> tensor<32x16xf16>
   return
 }
@@ -26,7 +26,7 @@ func.func @load_shape(%s: !tile.shared<16x32xf16>) {
 // -----
 
 func.func @load_element(%s: !tile.shared<16x32xf16>) {
-  // expected-error @+1 {{'tile.shared_load' op tile 16x32x'bf16' does not match shared buffer 16x32x'f16'}}
+  // expected-error @+1 {{'tile.shared_load' op tile 'tensor<16x32xbf16>' does not match shared buffer '!tile.shared<16x32xf16>'}}
   %0 = tile.shared_load %s : !tile.shared<16x32xf16> -> tensor<16x32xbf16>
   return
 }

@@ -207,9 +207,7 @@ LogicalResult BufferStoreOp::verify() {
 
 static LogicalResult verifySharedTile(Operation *op, SharedType shared, RankedTensorType tile) {
   if (shared.getShape() != tile.getShape() || shared.getElementType() != tile.getElementType())
-    return op->emitOpError() << "tile " << shapeString(tile.getShape()) << "x" << tile.getElementType()
-                             << " does not match shared buffer " << shapeString(shared.getShape())
-                             << "x" << shared.getElementType();
+    return op->emitOpError() << "tile " << tile << " does not match shared buffer " << shared;
   return success();
 }
 
