@@ -259,10 +259,12 @@ CheckReport verifyRmsNorm(const LaunchPlan &plan) {
 }
 
 //===----------------------------------------------------------------------===//
-// gemm: C[M,N] (f32) = A[M,K] (bf16) * B[K,N] (bf16), 32x32 output tiles, K in steps of 16.
+// gemm: C[M,N] (f32) = A[M,K] (bf16) * B[K,N] (bf16), 64x64 output tiles, K in steps of 32.
+// A and B are read through buffer views: rows past M (and anything past the end) read 0;
+// the K tail is masked because it lies inside the padded rows.
 //===----------------------------------------------------------------------===//
 
-constexpr int kTileM = 32, kTileN = 32, kTileK = 16;
+constexpr int kTileM = 64, kTileN = 64, kTileK = 32;
 
 std::unique_ptr<Module> buildGemm(std::string *error) {
   ModuleBuilder mb;
@@ -271,16 +273,16 @@ std::unique_ptr<Module> buildGemm(std::string *error) {
     Pointer a = k.pointer("a", DType::bf16), b = k.pointer("b", DType::bf16), c = k.pointer("c", DType::f32);
     Value m = k.scalar("M", DType::i32), n = k.scalar("N", DType::i32), kk = k.scalar("K", DType::i32);
     Value lda = k.scalar("lda", DType::i32), ldb = k.scalar("ldb", DType::i32), ldc = k.scalar("ldc", DType::i32);
+    Buffer aView = makeBuffer(a, m * lda), bView = makeBuffer(b, kk * ldb);
     Value rows = programId(0) * kTileM + arange(0, kTileM);
     Value cols = programId(1) * kTileN + arange(0, kTileN);
     Value kRange = arange(0, kTileK);
     Value acc = forRange(0, kk, kTileK, {zeros({kTileM, kTileN}, DType::f32)},
                          [&](Value k0, const std::vector<Value> &sum) {
                            Value ks = k0 + kRange;
-                           Value aTile = load(a, rows.expand(1) * lda + ks.expand(0),
-                                              (rows < m).expand(1) & (ks < kk).expand(0), 0.0);
-                           Value bTile = load(b, ks.expand(1) * ldb + cols.expand(0),
-                                              (ks < kk).expand(1) & (cols < n).expand(0), 0.0);
+                           Value aTile = load(aView, rows.expand(1) * lda + ks.expand(0), (ks < kk).expand(0));
+                           Value bTile = load(bView, ks.expand(1) * ldb + cols.expand(0),
+                                              (ks < kk).expand(1) & (cols < n).expand(0));
                            return std::vector<Value>{dot(aTile, bTile, sum[0])};
                          })[0];
     store(c, rows.expand(1) * ldc + cols.expand(0), acc, (rows < m).expand(1) & (cols < n).expand(0));

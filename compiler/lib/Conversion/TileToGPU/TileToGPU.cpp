@@ -840,34 +840,91 @@ Value amdBufferOffset(OpBuilder &b, Location loc, Value offset, Value inRange, T
   return arith::SelectOp::create(b, loc, inRange, bytes, i32Const(b, loc, int32_t(0x80000000u)));
 }
 
+/// Whether element register `r` of a buffer access is in range (unsigned offset < count) and
+/// not masked off; also returns its offset.
+std::pair<Value, Value> bufferElement(OpBuilder &b, Location loc, Value offsets, Value mask, Value count, int64_t r) {
+  Value offset = extract(b, loc, offsets, r);
+  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, offset, count);
+  if (mask)
+    inRange = andOf(b, loc, inRange, extract(b, loc, mask, r));
+  return {offset, inRange};
+}
+
+/// Whether a group of `n` buffer elements can move with one 128-bit access: all active, and
+/// aligned (NVIDIA faults on misaligned vectors; CDNA buffer accesses only need the offset).
+Value bufferGroupFast(OpBuilder &b, Location loc, const KernelContext &ctx, Value base, Type element, Value first,
+                      ArrayRef<Value> active, int64_t n) {
+  Value fast;
+  for (Value a : active)
+    fast = andOf(b, loc, fast, a);
+  if (ctx.amd) {
+    Value rem = arith::RemUIOp::create(b, loc, first, i32Const(b, loc, n));
+    return andOf(b, loc, fast, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem, i32Const(b, loc, 0)));
+  }
+  Value address = globalAddress(b, loc, base, element, arith::ExtUIOp::create(b, loc, b.getI64Type(), first));
+  return andOf(b, loc, fast, isAligned(b, loc, address, bytesOf(element, n)));
+}
+
 struct BufferLoadLowering : GpuPattern<BufferLoadOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(BufferLoadOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     ThreadTile t = threadTile(op.getType());
-    Type element = t.type.getElementType();
+    Type element = t.type.getElementType(), memory = memoryType(element);
     Value count = bufferCount(rw, loc, adaptor.getBuffer()), base = bufferBase(rw, loc, adaptor.getBuffer());
+    Value zero = i32Const(rw, loc, 0);
+    auto loadOne = [&](OpBuilder &b, Value offset, Value inRange) -> Value {
+      if (ctx.amd) { // out-of-range offsets read 0 in hardware
+        Value raw = ROCDL::RawPtrBufferLoadOp::create(b, loc, memory, base, amdBufferOffset(b, loc, offset, inRange, element),
+                                                      zero, zero, nullptr, nullptr, nullptr);
+        return fromMemory(b, loc, raw, element);
+      }
+      return guarded(
+          b, loc, inRange,
+          [&](OpBuilder &tb) {
+            Value address = globalAddress(tb, loc, base, element, arith::ExtUIOp::create(tb, loc, tb.getI64Type(), offset));
+            return fromMemory(tb, loc, LLVM::LoadOp::create(tb, loc, memory, address), element);
+          },
+          [&](OpBuilder &eb) { return zeroOf(eb, loc, element); });
+    };
+    int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()));
     SmallVector<Value> elements;
-    for (int64_t r = 0; r < t.registers; ++r) {
-      Value offset = extract(rw, loc, adaptor.getOffsets(), r);
-      Value inRange = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ult, offset, count);
-      if (adaptor.getMask())
-        inRange = andOf(rw, loc, inRange, extract(rw, loc, adaptor.getMask(), r));
-      if (ctx.amd) {
-        Value zero = i32Const(rw, loc, 0);
-        Value raw = ROCDL::RawPtrBufferLoadOp::create(rw, loc, memoryType(element), base,
-                                                      amdBufferOffset(rw, loc, offset, inRange, element), zero, zero,
-                                                      nullptr, nullptr, nullptr);
-        elements.push_back(fromMemory(rw, loc, raw, element));
+    for (int64_t r = 0; r < t.registers; r += n) {
+      SmallVector<Value> offsets, active;
+      for (int64_t i = 0; i < n; ++i) {
+        auto [offset, inRange] = bufferElement(rw, loc, adaptor.getOffsets(), adaptor.getMask(), count, r + i);
+        offsets.push_back(offset);
+        active.push_back(inRange);
+      }
+      if (n == 1) {
+        elements.push_back(loadOne(rw, offsets[0], active[0]));
         continue;
       }
-      elements.push_back(guarded(
-          rw, loc, inRange,
+      Value fast = bufferGroupFast(rw, loc, ctx, base, element, offsets[0], active, n);
+      auto group = vectorOrElements(
+          rw, loc, fast,
           [&](OpBuilder &b) {
-            Value address = globalAddress(b, loc, base, element, arith::ExtUIOp::create(b, loc, b.getI64Type(), offset));
-            return fromMemory(b, loc, LLVM::LoadOp::create(b, loc, memoryType(element), address), element);
+            VectorType type = VectorType::get({n}, memory);
+            Value v = ctx.amd ? Value(ROCDL::RawPtrBufferLoadOp::create(
+                                    b, loc, type, base, amdBufferOffset(b, loc, offsets[0], active[0], element), zero,
+                                    zero, nullptr, nullptr, nullptr))
+                              : Value(LLVM::LoadOp::create(
+                                    b, loc, type,
+                                    globalAddress(b, loc, base, element,
+                                                  arith::ExtUIOp::create(b, loc, b.getI64Type(), offsets[0])),
+                                    bytesOf(element, n)));
+            SmallVector<Value> values;
+            for (int64_t i = 0; i < n; ++i)
+              values.push_back(fromMemory(b, loc, extract(b, loc, v, i), element));
+            return values;
           },
-          [&](OpBuilder &b) { return zeroOf(b, loc, element); }));
+          [&](OpBuilder &b) {
+            SmallVector<Value> values;
+            for (int64_t i = 0; i < n; ++i)
+              values.push_back(loadOne(b, offsets[i], active[i]));
+            return values;
+          });
+      elements.append(group.begin(), group.end());
     }
     rw.replaceOp(op, fromElements(rw, loc, t.vectorType, elements));
     return success();
@@ -879,26 +936,53 @@ struct BufferStoreLowering : GpuPattern<BufferStoreOp> {
   LogicalResult matchAndRewrite(BufferStoreOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     ThreadTile t = threadTile(op.getValue().getType());
-    Type element = t.type.getElementType();
+    Type element = t.type.getElementType(), memory = memoryType(element);
     Value count = bufferCount(rw, loc, adaptor.getBuffer()), base = bufferBase(rw, loc, adaptor.getBuffer());
-    for (int64_t r = 0; r < t.registers; ++r) {
-      Value offset = extract(rw, loc, adaptor.getOffsets(), r);
-      Value inRange = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ult, offset, count);
-      if (adaptor.getMask())
-        inRange = andOf(rw, loc, inRange, extract(rw, loc, adaptor.getMask(), r));
-      inRange = andOf(rw, loc, inRange, ownerMask(rw, loc, ctx, t, r));
-      Value value = toMemory(rw, loc, extract(rw, loc, adaptor.getValue(), r));
-      if (ctx.amd) {
-        Value zero = i32Const(rw, loc, 0);
-        ROCDL::RawPtrBufferStoreOp::create(rw, loc, value, base,
-                                           amdBufferOffset(rw, loc, offset, inRange, element), zero, zero, nullptr,
-                                           nullptr, nullptr);
+    Value zero = i32Const(rw, loc, 0);
+    auto storeOne = [&](OpBuilder &b, Value value, Value offset, Value active) {
+      if (ctx.amd) { // out-of-range offsets are dropped in hardware
+        ROCDL::RawPtrBufferStoreOp::create(b, loc, value, base, amdBufferOffset(b, loc, offset, active, element), zero,
+                                           zero, nullptr, nullptr, nullptr);
+        return;
+      }
+      guardedEffect(b, loc, active, [&](OpBuilder &tb) {
+        Value address = globalAddress(tb, loc, base, element, arith::ExtUIOp::create(tb, loc, tb.getI64Type(), offset));
+        LLVM::StoreOp::create(tb, loc, value, address);
+      });
+    };
+    int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()));
+    for (int64_t r = 0; r < t.registers; r += n) {
+      SmallVector<Value> offsets, active, values;
+      for (int64_t i = 0; i < n; ++i) {
+        auto [offset, inRange] = bufferElement(rw, loc, adaptor.getOffsets(), adaptor.getMask(), count, r + i);
+        offsets.push_back(offset);
+        active.push_back(andOf(rw, loc, inRange, ownerMask(rw, loc, ctx, t, r + i)));
+        values.push_back(toMemory(rw, loc, extract(rw, loc, adaptor.getValue(), r + i)));
+      }
+      if (n == 1) {
+        storeOne(rw, values[0], offsets[0], active[0]);
         continue;
       }
-      guardedEffect(rw, loc, inRange, [&](OpBuilder &b) {
-        Value address = globalAddress(b, loc, base, element, arith::ExtUIOp::create(b, loc, b.getI64Type(), offset));
-        LLVM::StoreOp::create(b, loc, value, address);
-      });
+      Value fast = bufferGroupFast(rw, loc, ctx, base, element, offsets[0], active, n);
+      scf::IfOp::create(
+          rw, loc, fast,
+          [&](OpBuilder &b, Location l) {
+            Value v = fromElements(b, l, VectorType::get({n}, memory), values);
+            if (ctx.amd)
+              ROCDL::RawPtrBufferStoreOp::create(b, l, v, base, amdBufferOffset(b, l, offsets[0], active[0], element),
+                                                 zero, zero, nullptr, nullptr, nullptr);
+            else
+              LLVM::StoreOp::create(b, l, v,
+                                    globalAddress(b, l, base, element,
+                                                  arith::ExtUIOp::create(b, l, b.getI64Type(), offsets[0])),
+                                    bytesOf(element, n));
+            scf::YieldOp::create(b, l);
+          },
+          [&](OpBuilder &b, Location l) {
+            for (int64_t i = 0; i < n; ++i)
+              storeOne(b, values[i], offsets[i], active[i]);
+            scf::YieldOp::create(b, l);
+          });
     }
     rw.eraseOp(op);
     return success();
