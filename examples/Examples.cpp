@@ -266,13 +266,22 @@ CheckReport verifyRmsNorm(const LaunchPlan &plan) {
 
 constexpr int kTileM = 64, kTileN = 64, kTileK = 32;
 
+/// The GEMM kernels' arguments, in launch order.
+struct GemmArguments {
+  Pointer a, b, c;
+  Value m, n, k, lda, ldb, ldc;
+  explicit GemmArguments(KernelBuilder &kernel)
+      : a(kernel.pointer("a", DType::bf16)), b(kernel.pointer("b", DType::bf16)), c(kernel.pointer("c", DType::f32)),
+        m(kernel.scalar("M", DType::i32)), n(kernel.scalar("N", DType::i32)), k(kernel.scalar("K", DType::i32)),
+        lda(kernel.scalar("lda", DType::i32)), ldb(kernel.scalar("ldb", DType::i32)),
+        ldc(kernel.scalar("ldc", DType::i32)) {}
+};
+
 std::unique_ptr<Module> buildGemm(std::string *error) {
   ModuleBuilder mb;
   {
-    auto k = mb.kernel("gemm");
-    Pointer a = k.pointer("a", DType::bf16), b = k.pointer("b", DType::bf16), c = k.pointer("c", DType::f32);
-    Value m = k.scalar("M", DType::i32), n = k.scalar("N", DType::i32), kk = k.scalar("K", DType::i32);
-    Value lda = k.scalar("lda", DType::i32), ldb = k.scalar("ldb", DType::i32), ldc = k.scalar("ldc", DType::i32);
+    auto kernel = mb.kernel("gemm");
+    auto [a, b, c, m, n, kk, lda, ldb, ldc] = GemmArguments(kernel);
     Buffer aView = makeBuffer(a, m * lda), bView = makeBuffer(b, kk * ldb);
     Value rows = programId(0) * kTileM + arange(0, kTileM);
     Value cols = programId(1) * kTileN + arange(0, kTileN);
@@ -284,6 +293,52 @@ std::unique_ptr<Module> buildGemm(std::string *error) {
                            Value bTile = load(bView, ks.expand(1) * ldb + cols.expand(0),
                                               (ks < kk).expand(1) & (cols < n).expand(0));
                            return std::vector<Value>{dot(aTile, bTile, sum[0])};
+                         })[0];
+    store(c, rows.expand(1) * ldc + cols.expand(0), acc, (rows < m).expand(1) & (cols < n).expand(0));
+  }
+  return mb.finish(error);
+}
+
+//===----------------------------------------------------------------------===//
+// gemm_pipelined: the same product with the K loop software-pipelined in the DSL. Step k+1's
+// tiles are copied into the other half of double-buffered shared memory (asynchronously where
+// the target can, cp.async on sm_90) while step k's are multiplied.
+//===----------------------------------------------------------------------===//
+
+constexpr int kStages = 2;
+
+std::unique_ptr<Module> buildGemmPipelined(std::string *error) {
+  ModuleBuilder mb;
+  {
+    auto kernel = mb.kernel("gemm_pipelined");
+    auto [a, b, c, m, n, kk, lda, ldb, ldc] = GemmArguments(kernel);
+    Value rows = programId(0) * kTileM + arange(0, kTileM);
+    Value cols = programId(1) * kTileN + arange(0, kTileN);
+    Value kRange = arange(0, kTileK);
+    Shared aStages = sharedAlloc({kStages, kTileM, kTileK}, DType::bf16);
+    Shared bStages = sharedAlloc({kStages, kTileK, kTileN}, DType::bf16);
+    // Masked-off elements of a copy become 0: rows past M, columns past N, the K tail, and
+    // whole tiles past K (the copy issued during the last step).
+    auto issue = [&](Value k0, Value stage) {
+      Value ks = k0 + kRange;
+      asyncCopy(a, rows.expand(1) * lda + ks.expand(0), sharedSlice(aStages, stage),
+                (rows < m).expand(1) & (ks < kk).expand(0));
+      asyncCopy(b, ks.expand(1) * ldb + cols.expand(0), sharedSlice(bStages, stage),
+                (ks < kk).expand(1) & (cols < n).expand(0));
+    };
+    issue(constant(0, DType::i32), constant(0, DType::i32));
+    Value acc = forRange(0, kk, kTileK, {zeros({kTileM, kTileN}, DType::f32)},
+                         [&](Value k0, const std::vector<Value> &sum) {
+                           Value step = k0 / kTileK;
+                           Value stage = step % kStages;
+                           issue(k0 + kTileK, (step + 1) % kStages);
+                           asyncWait({}, /*pending=*/2); // this step's two copies are done
+                           barrier();
+                           Value aTile = sharedLoad(sharedSlice(aStages, stage));
+                           Value bTile = sharedLoad(sharedSlice(bStages, stage));
+                           Value next = dot(aTile, bTile, sum[0]);
+                           barrier(); // everyone has read this stage before it is refilled
+                           return std::vector<Value>{next};
                          })[0];
     store(c, rows.expand(1) * ldc + cols.expand(0), acc, (rows < m).expand(1) & (cols < n).expand(0));
   }
@@ -440,6 +495,15 @@ const std::vector<Example> &wavetile::examples::allExamples() {
       {"gemm", "C = A*B, bf16 inputs, f32 accumulate, K loop", {"M", "N", "K"},
        {{1, 1, 1}, {17, 33, 15}, {45, 70, 50}, {64, 32, 48}, {130, 75, 33}},
        buildGemm, prepareGemm, verifyGemm},
+      {"gemm_pipelined", "the GEMM with a double-buffered, asynchronously filled K loop", {"M", "N", "K"},
+       {{1, 1, 1}, {17, 33, 15}, {45, 70, 50}, {64, 32, 96}, {130, 75, 97}},
+       buildGemmPipelined,
+       [](const std::vector<int64_t> &shape, uint64_t seed) {
+         LaunchPlan plan = prepareGemm(shape, seed);
+         plan.kernel = "gemm_pipelined";
+         return plan;
+       },
+       verifyGemm},
   };
   return examples;
 }

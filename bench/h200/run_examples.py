@@ -10,7 +10,8 @@ The kernel is loaded with the CUDA driver API (ctypes, no LLVM and no Wavetile b
 here) and runs on the same initial buffers as the host (outputs poisoned, guard elements set).
 Each element the host wrote must match it within the plan's tolerance (|gpu - host| <= atol +
 rtol*|host|; 0/0 means bit-exact); each element the host left alone must stay bit-identical.
-With --bench it also times the memory-bound kernels against torch eager in the same process.
+With --bench it also times the memory-bound kernels against torch eager and the GEMMs
+against cuBLAS (torch.matmul) in the same process.
 Writes a markdown report to $OUT (or stdout) and exits non-zero on any mismatch.
 """
 import ctypes
@@ -163,13 +164,40 @@ def bench_memory_bound(driver, directory, lines):
     lines += ["", "## Memory-bound kernels vs torch eager (same process, interleaved, median of 7)", "",
               "| kernel | shape | wavetile ms | GB/s | torch ms | GB/s | wavetile/torch time |", "|---|---|---|---|---|---|---|"]
     for name, shape, nbytes, ours, theirs in cases:
-        ours(); theirs(); torch.cuda.synchronize()  # warm up
-        t_ours, t_theirs = [], []
-        for _ in range(3):
-            t_ours.append(median_ms(ours))
-            t_theirs.append(median_ms(theirs))
-        a, b = sorted(t_ours)[1], sorted(t_theirs)[1]
+        a, b = interleaved_ms(median_ms, ours, theirs)
         lines.append(f"| {name} | {shape} | {a:.3f} | {nbytes / a / 1e6:.0f} | {b:.3f} | {nbytes / b / 1e6:.0f} | {a / b:.2f} |")
+
+    # GEMM: bf16 inputs, f32 output. torch.matmul (cuBLAS) writes bf16, so it moves less
+    # memory; at this size both are compute-bound and the FLOP rate is what compares.
+    m = n_ = k = 4096
+    ga, gb = torch.randn(m, k, device="cuda", dtype=torch.bfloat16), torch.randn(k, n_, device="cuda", dtype=torch.bfloat16)
+    gc = torch.empty(m, n_, device="cuda")
+    reference = torch.matmul(ga.float(), gb.float())
+    lines += ["", f"## GEMM {m}x{n_}x{k}, bf16 in, f32 accumulate (same process, interleaved, median of 7)", "",
+              "| kernel | wavetile ms | TFLOP/s | cuBLAS (torch.matmul, bf16 out) ms | TFLOP/s | wavetile/cuBLAS time | max rel. error |",
+              "|---|---|---|---|---|---|---|"]
+    flops = 2 * m * n_ * k
+    for name in ("gemm", "gemm_pipelined"):
+        if not os.path.exists(os.path.join(directory, name + ".ptx")):
+            continue
+        fg, bg = kernel(name)
+        ours = lambda: launch(fg, bg, ((m + 63) // 64, (n_ + 63) // 64, 1),
+                              [p(ga), p(gb), p(gc), i32(m), i32(n_), i32(k), i32(k), i32(n_), i32(n_)])
+        gc.fill_(float("nan"))
+        ours(); torch.cuda.synchronize()
+        error = float(((gc - reference).abs() / reference.abs().clamp(min=1.0)).max())
+        a, b = interleaved_ms(median_ms, ours, lambda: torch.matmul(ga, gb))
+        lines.append(f"| {name} | {a:.3f} | {flops / a / 1e9:.0f} | {b:.3f} | {flops / b / 1e9:.0f} | {a / b:.2f} | {error:.2g} |")
+
+
+def interleaved_ms(median_ms, ours, theirs):
+    """Medians over three alternating rounds, after one warm-up launch of each."""
+    ours(); theirs(); torch.cuda.synchronize()
+    t_ours, t_theirs = [], []
+    for _ in range(3):
+        t_ours.append(median_ms(ours))
+        t_theirs.append(median_ms(theirs))
+    return sorted(t_ours)[1], sorted(t_theirs)[1]
 
 
 def main():

@@ -35,7 +35,7 @@ TEST_P(ExampleTest, MatchesReferenceOnOddShapes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Host, ExampleTest, ::testing::Values("vector_add", "softmax", "rmsnorm", "gemm"),
+INSTANTIATE_TEST_SUITE_P(Host, ExampleTest, ::testing::Values("vector_add", "softmax", "rmsnorm", "gemm", "gemm_pipelined"),
                          [](const auto &info) { return info.param; });
 
 /// Compiles an example after replacing `from` with `to` in its tile IR.

@@ -349,7 +349,7 @@ int main(int argc, char **argv) {
     return usageError(error);
   if (command == "list") {
     for (const Example &e : allExamples())
-      std::printf("%-12s %s\n", e.name.c_str(), e.summary.c_str());
+      std::printf("%-16s %s\n", e.name.c_str(), e.summary.c_str());
     return 0;
   }
   if (command == "compile")

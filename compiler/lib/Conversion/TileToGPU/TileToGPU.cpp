@@ -619,8 +619,8 @@ Value globalAddress(OpBuilder &b, Location loc, Value base, Type element, Value 
 
 /// How many consecutive registers of `t` one vector access can move: they must hold
 /// consecutive elements of the last dimension (which the layout keeps fastest, without
-/// wrapping) at consecutive offsets, within 128 bits.
-int64_t vectorWidth(const ThreadTile &t, Contiguity offsets) {
+/// wrapping) at consecutive offsets, within 128 bits of `element`.
+int64_t vectorWidth(const ThreadTile &t, Contiguity offsets, Type element) {
   if (!t.blocked)
     return 1;
   const BlockedGeometry &g = t.geometry();
@@ -628,7 +628,7 @@ int64_t vectorWidth(const ThreadTile &t, Contiguity offsets) {
   const DimPlacement &p = g.dims[last];
   if (g.order.front() != last || p.size < p.blockExtent())
     return 1;
-  int64_t bits = std::max<int64_t>(8, memoryType(t.type.getElementType()).getIntOrFloatBitWidth());
+  int64_t bits = std::max<int64_t>(8, memoryType(element).getIntOrFloatBitWidth());
   int64_t n = std::min({p.sizePerThread, offsets.contiguous, 128 / bits});
   return n > 1 ? int64_t(llvm::bit_floor(uint64_t(n))) : 1;
 }
@@ -660,7 +660,7 @@ struct LoadLowering : GpuPattern<LoadOp> {
     ThreadTile t = threadTile(op.getType());
     Type element = t.type.getElementType(), memory = memoryType(element);
     Value other = adaptor.getOther();
-    int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()));
+    int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
     auto maskOf = [&](OpBuilder &b, int64_t r) {
       return adaptor.getMask() ? extract(b, loc, adaptor.getMask(), r) : Value();
     };
@@ -716,7 +716,7 @@ struct StoreLowering : GpuPattern<StoreOp> {
     Location loc = op.getLoc();
     ThreadTile t = threadTile(op.getValue().getType());
     Type element = t.type.getElementType(), memory = memoryType(element);
-    int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()));
+    int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
     auto activeOf = [&](OpBuilder &b, int64_t r) {
       Value mask = adaptor.getMask() ? extract(b, loc, adaptor.getMask(), r) : Value();
       return andOf(b, loc, mask, ownerMask(b, loc, ctx, t, r));
@@ -887,7 +887,7 @@ struct BufferLoadLowering : GpuPattern<BufferLoadOp> {
           },
           [&](OpBuilder &eb) { return zeroOf(eb, loc, element); });
     };
-    int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()));
+    int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
     SmallVector<Value> elements;
     for (int64_t r = 0; r < t.registers; r += n) {
       SmallVector<Value> offsets, active;
@@ -950,7 +950,7 @@ struct BufferStoreLowering : GpuPattern<BufferStoreOp> {
         LLVM::StoreOp::create(tb, loc, value, address);
       });
     };
-    int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()));
+    int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
     for (int64_t r = 0; r < t.registers; r += n) {
       SmallVector<Value> offsets, active, values;
       for (int64_t i = 0; i < n; ++i) {
@@ -1061,40 +1061,109 @@ struct SharedLoadLowering : GpuPattern<SharedLoadOp> {
   }
 };
 
+/// Entry `index` of a multi-buffer: the same allocation at offset + index * entry elements.
 struct SharedSliceLowering : GpuPattern<SharedSliceOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(SharedSliceOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     auto resultType = cast<MemRefType>(getTypeConverter()->convertType(op.getType()));
     int64_t entry = sharedElements(op.getType());
-    Value start = arith::MulIOp::create(rw, loc, toIndex(rw, loc, adaptor.getIndex()), indexConst(rw, loc, entry));
-    rw.replaceOpWithNewOp<memref::SubViewOp>(op, resultType, adaptor.getSource(), ArrayRef<OpFoldResult>{start},
-                                             ArrayRef<OpFoldResult>{rw.getIndexAttr(entry)},
-                                             ArrayRef<OpFoldResult>{rw.getIndexAttr(1)});
+    Value base = memref::ExtractStridedMetadataOp::create(rw, loc, adaptor.getSource()).getOffset();
+    Value start = arith::AddIOp::create(
+        rw, loc, base, arith::MulIOp::create(rw, loc, toIndex(rw, loc, adaptor.getIndex()), indexConst(rw, loc, entry)));
+    rw.replaceOpWithNewOp<memref::ReinterpretCastOp>(op, resultType, adaptor.getSource(), OpFoldResult(start),
+                                                     ArrayRef<OpFoldResult>{rw.getIndexAttr(entry)},
+                                                     ArrayRef<OpFoldResult>{rw.getIndexAttr(1)});
     return success();
   }
 };
 
-/// Each thread copies the elements of the destination that the default layout of the
-/// offsets gives it; the copy completes before the op does (no hardware asynchrony yet).
+/// The shared-memory (address space 3) pointer of element `index` of a workgroup memref.
+Value sharedAddress(OpBuilder &b, Location loc, Value buffer, Value index, Type element) {
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  Value offset = memref::ExtractStridedMetadataOp::create(b, loc, buffer).getOffset();
+  Value elements = arith::AddIOp::create(b, loc, offset, toIndex(b, loc, index));
+  auto shared = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  Value address = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), base);
+  Value pointer = LLVM::IntToPtrOp::create(b, loc, Type(shared), address);
+  return LLVM::GEPOp::create(b, loc, shared, memoryType(element), pointer,
+                             ValueRange{arith::IndexCastUIOp::create(b, loc, b.getI64Type(), elements)});
+}
+
+/// Each thread copies the destination elements that the offsets' layout gives it. On NVIDIA,
+/// groups of 4, 8 or 16 contiguous bytes go through cp.async (a fully masked group
+/// zero-fills through the source size) and complete at async_wait; other elements, and
+/// every element on AMD, are copied before the op completes.
 struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(AsyncCopyOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     ThreadTile t = threadTile(cast<RankedTensorType>(op.getOffsets().getType()));
-    Type element = op.getDest().getType().getElementType();
+    SharedType dest = op.getDest().getType();
+    Type element = dest.getElementType();
     auto coords = coordinates(rw, loc, ctx, t);
-    for (int64_t r = 0; r < t.registers; ++r) {
-      Value mask = adaptor.getMask() ? extract(rw, loc, adaptor.getMask(), r) : Value();
+    auto maskOf = [&](OpBuilder &b, int64_t r) {
+      return adaptor.getMask() ? extract(b, loc, adaptor.getMask(), r) : Value();
+    };
+    auto copyOne = [&](OpBuilder &b, int64_t r) {
       Value value = guarded(
-          rw, loc, mask,
-          [&](OpBuilder &b) {
-            Value address = globalAddress(b, loc, adaptor.getBase(), element, extract(b, loc, adaptor.getOffsets(), r));
-            return fromMemory(b, loc, LLVM::LoadOp::create(b, loc, memoryType(element), address), element);
+          b, loc, maskOf(b, r),
+          [&](OpBuilder &tb) {
+            Value address = globalAddress(tb, loc, adaptor.getBase(), element, extract(tb, loc, adaptor.getOffsets(), r));
+            return fromMemory(tb, loc, LLVM::LoadOp::create(tb, loc, memoryType(element), address), element);
           },
-          [&](OpBuilder &b) { return zeroOf(b, loc, element); });
-      storeShared(rw, loc, adaptor.getDest(), sharedIndex(rw, loc, op.getDest().getType(), coords[r]), value);
+          [&](OpBuilder &eb) { return zeroOf(eb, loc, element); });
+      storeShared(b, loc, adaptor.getDest(), sharedIndex(b, loc, dest, coords[r]), value);
+    };
+    // A group is contiguous in shared memory too unless a swizzle splits it.
+    int64_t n = ctx.amd ? 1 : vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
+    auto layout = dyn_cast_or_null<SharedLayoutAttr>(dest.getEncoding());
+    if (layout && (layout.getVec() < n || layout.getOrder()[0] != dest.getRank() - 1))
+      n = 1;
+    int64_t bytes = bytesOf(element, n);
+    if (bytes != 4 && bytes != 8 && bytes != 16)
+      n = 1;
+    for (int64_t r = 0; r < t.registers; r += n) {
+      if (n == 1) {
+        copyOne(rw, r);
+        continue;
+      }
+      Value all, none;
+      for (int64_t i = 0; i < n; ++i) {
+        Value active = maskOf(rw, r + i);
+        if (!active)
+          continue;
+        all = andOf(rw, loc, all, active);
+        Value inactive = arith::XOrIOp::create(rw, loc, active, arith::ConstantIntOp::create(rw, loc, 1, 1));
+        none = andOf(rw, loc, none, inactive);
+      }
+      Value src = globalAddress(rw, loc, adaptor.getBase(), element, extract(rw, loc, adaptor.getOffsets(), r));
+      Value dst = sharedAddress(rw, loc, adaptor.getDest(), sharedIndex(rw, loc, dest, coords[r]), element);
+      Value uniform = all ? Value(arith::OrIOp::create(rw, loc, all, none)) : Value();
+      Value dstAligned = arith::CmpIOp::create(
+          rw, loc, arith::CmpIPredicate::eq,
+          arith::AndIOp::create(rw, loc, LLVM::PtrToIntOp::create(rw, loc, rw.getI64Type(), dst),
+                                arith::ConstantIntOp::create(rw, loc, bytes - 1, 64)),
+          arith::ConstantIntOp::create(rw, loc, 0, 64));
+      Value fast = andOf(rw, loc, andOf(rw, loc, uniform, isAligned(rw, loc, src, bytes)), dstAligned);
+      scf::IfOp::create(
+          rw, loc, fast,
+          [&](OpBuilder &b, Location l) {
+            Value size = i32Const(b, l, bytes);
+            Value sourceBytes = all ? Value(arith::SelectOp::create(b, l, all, size, i32Const(b, l, 0))) : size;
+            auto cache = bytes == 16 ? NVVM::LoadCacheModifierKind::CG : NVVM::LoadCacheModifierKind::CA;
+            NVVM::CpAsyncOp::create(b, l, dst, src, b.getI32IntegerAttr(bytes),
+                                    NVVM::LoadCacheModifierKindAttr::get(b.getContext(), cache), sourceBytes);
+            scf::YieldOp::create(b, l);
+          },
+          [&](OpBuilder &b, Location l) {
+            for (int64_t i = 0; i < n; ++i)
+              copyOne(b, r + i);
+            scf::YieldOp::create(b, l);
+          });
     }
+    if (!ctx.amd)
+      NVVM::CpAsyncCommitGroupOp::create(rw, loc); // one group per async_copy: async_wait counts them
     rw.replaceOpWithNewOp<arith::ConstantIntOp>(op, 1, 1);
     return success();
   }
@@ -1108,10 +1177,15 @@ struct BarrierLowering : GpuPattern<BarrierOp> {
   }
 };
 
+/// NVIDIA: wait until at most `pending` cp.async groups are in flight. AMD copies are
+/// complete when issued. Either way, a barrier must follow before other threads read.
 struct AsyncWaitLowering : GpuPattern<AsyncWaitOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(AsyncWaitOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
-    rw.eraseOp(op); // copies are complete when issued (see AsyncCopyLowering)
+    if (ctx.amd)
+      rw.eraseOp(op);
+    else
+      rw.replaceOpWithNewOp<NVVM::CpAsyncWaitGroupOp>(op, rw.getI32IntegerAttr(op.getPending()));
     return success();
   }
 };

@@ -80,6 +80,8 @@ private:
         note(store.getValue().getType());
       else if (auto store = dyn_cast<BufferStoreOp>(op))
         note(store.getValue().getType());
+      else if (auto copy = dyn_cast<AsyncCopyOp>(op)) // the copied elements, at the offsets' shape
+        note(RankedTensorType::get(copy.getDest().getType().getShape(), copy.getDest().getType().getElementType()));
     });
   }
 
@@ -260,7 +262,7 @@ struct TileAssignLayouts : wavetile::tile::impl::TileAssignLayoutsBase<TileAssig
   using TileAssignLayoutsBase::TileAssignLayoutsBase;
   void runOnOperation() override {
     if (warpSize != 32 && warpSize != 64) {
-      getOperation().emitError() << "tile-assign-layouts needs warp-size=32 or 64, got " << warpSize;
+      getOperation().emitError() << "tile-assign-layouts needs warp-size=32 or 64, got " << int64_t(warpSize);
       return signalPassFailure();
     }
     std::optional<wavetile::atoms::Target> atomTarget;

@@ -1,0 +1,42 @@
+// convert-tile-to-gpu of shared-memory multi-buffers and asynchronous copies.
+// RUN: %wavetile-opt %s -convert-tile-to-gpu=target=sm_90 -canonicalize -cse | FileCheck %s --check-prefix=NV
+
+#l = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerBlock = [1, 1], order = [1, 0]>
+
+// A 4x64 bf16 tile, 8 contiguous elements (16 bytes) per thread: on NVIDIA one cp.async.cg
+// of 16 bytes when both addresses are aligned and the group is uniformly masked (the source
+// size is 0 when it is masked off, which zero-fills), else 8 single-element copies; then one
+// commit group for the op, and async_wait becomes wait_group. Entry 1 of the 2-entry buffer
+// starts 256 elements into the allocation. (On AMD the copy completes when issued; see
+// Target/examples-amdgpu.test.)
+// NV-LABEL: gpu.func @stage
+// NV-SAME:    workgroup(%{{.*}} : memref<512xbf16, #gpu.address_space<workgroup>>)
+// NV:         memref.reinterpret_cast {{.*}} to offset: [256], sizes: [256], strides: [1]
+// NV:         scf.if
+// NV:           %[[SIZE:.*]] = arith.select %{{.*}}, %c16_i32, %c0_i32 : i32
+// NV:           nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg, %[[SIZE]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// NV:         else
+// NV-COUNT-8:   memref.store {{.*}} : memref<256xbf16, strided<[1], offset: 256>, #gpu.address_space<workgroup>>
+// NV:         nvvm.cp.async.commit.group
+// NV-NEXT:    nvvm.cp.async.wait.group 1
+// NV-NOT:     nvvm.cp.async
+func.func @stage(%a: !tile.ptr<bf16>, %k: i32) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 32 : i32} {
+  %rows = tile.arange 0 to 4 : tensor<4xi32, #tile.slice<dim = 1, parent = #l>>
+  %cols = tile.arange 0 to 64 : tensor<64xi32, #tile.slice<dim = 0, parent = #l>>
+  %r2 = tile.expand_dims %rows axis = 1 : tensor<4xi32, #tile.slice<dim = 1, parent = #l>> -> tensor<4x1xi32, #l>
+  %c2 = tile.expand_dims %cols axis = 0 : tensor<64xi32, #tile.slice<dim = 0, parent = #l>> -> tensor<1x64xi32, #l>
+  %ld = tile.splat %k : i32 -> tensor<4x1xi32, #l>
+  %rowStart = arith.muli %r2, %ld : tensor<4x1xi32, #l>
+  %rb = tile.broadcast %rowStart : tensor<4x1xi32, #l> -> tensor<4x64xi32, #l>
+  %cb = tile.broadcast %c2 : tensor<1x64xi32, #l> -> tensor<4x64xi32, #l>
+  %offsets = arith.addi %rb, %cb : tensor<4x64xi32, #l>
+  %kk = tile.splat %k : i32 -> tensor<1x64xi32, #l>
+  %inK = arith.cmpi slt, %c2, %kk : tensor<1x64xi32, #l>
+  %mask = tile.broadcast %inK : tensor<1x64xi1, #l> -> tensor<4x64xi1, #l>
+  %stages = tile.shared_alloc : !tile.shared<2x4x64xbf16>
+  %one = arith.constant 1 : i32
+  %stage = tile.shared_slice %stages[%one] : !tile.shared<2x4x64xbf16> -> !tile.shared<4x64xbf16>
+  %token = tile.async_copy %a[%offsets], %stage mask %mask : !tile.ptr<bf16>[tensor<4x64xi32, #l>], !tile.shared<4x64xbf16>, tensor<4x64xi1, #l>
+  tile.async_wait pending = 1
+  return
+}
