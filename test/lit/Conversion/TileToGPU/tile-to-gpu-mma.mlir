@@ -1,8 +1,8 @@
 // dot on matrix cores: with MMA layouts, each warp issues one atom per (row block, column
 // block, K step) — amdgpu.mfma on CDNA, nvvm.mma.sync (bf16 pairs packed in i32) on sm_90 —
 // and no shared-memory FMA loop remains.
-// RUN: %wavetile-opt %S/../../Dialect/Tile/Transforms/assign-layouts-mma.mlir -tile-assign-layouts="warp-size=64 target=gfx942" -convert-tile-to-gpu=target=gfx942 -canonicalize | FileCheck %s --check-prefix=CDNA3
-// RUN: %wavetile-opt %S/../../Dialect/Tile/Transforms/assign-layouts-mma.mlir -tile-assign-layouts="warp-size=32 target=sm_90" -convert-tile-to-gpu=target=sm_90 -canonicalize | FileCheck %s --check-prefix=SM90
+// RUN: %wavetile-opt %S/../../Dialect/Tile/Transforms/assign-layouts-mma.mlir -allow-unregistered-dialect -tile-assign-layouts="warp-size=64 target=gfx942" -convert-tile-to-gpu=target=gfx942 -canonicalize | FileCheck %s --check-prefix=CDNA3
+// RUN: %wavetile-opt %S/../../Dialect/Tile/Transforms/assign-layouts-mma.mlir -allow-unregistered-dialect -tile-assign-layouts="warp-size=32 target=sm_90" -convert-tile-to-gpu=target=sm_90 -canonicalize | FileCheck %s --check-prefix=SM90
 
 // 64x64x32, warps 2x2, 32x32x8 atoms: each warp one 32x32 block, 4 K steps.
 // CDNA3-LABEL:   gpu.func @gemm_tile

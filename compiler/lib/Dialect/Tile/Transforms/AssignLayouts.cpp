@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace wavetile::tile {
@@ -49,19 +50,131 @@ public:
     collectMemoryWidths();
     if (target)
       kernel.walk([&](DotOp dot) {
-        if (MmaLayoutAttr mma = chooseMma(dot))
+        if (MmaLayoutAttr mma = chooseMma(dot)) {
           startAccumulator(dot.getAcc(), mma);
+          loadOperandDirectly(dot.getA(), DotOperandLayoutAttr::get(context, 0, mma));
+          loadOperandDirectly(dot.getB(), DotOperandLayoutAttr::get(context, 1, mma));
+        }
       });
+    splitIndexComputations();
+    kernel.walk([&](Operation *op) { desireMemoryLayouts(op); });
     WalkResult typed = kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
       return failed(assignResults(op)) ? WalkResult::interrupt() : WalkResult::advance();
     });
     if (typed.wasInterrupted())
       return failure();
     kernel.walk([&](Operation *op) { convertOperands(op); });
+    mergeIndexCopies();
     return success();
   }
 
 private:
+  /// Index and mask arithmetic built only from aranges, splats and constants (through
+  /// expand_dims, broadcasts and elementwise arith): cheaper to recompute in each layout its
+  /// users want than to move between layouts through shared memory.
+  bool isIndexComputation(Operation *op) {
+    if (!op || op->getNumResults() != 1 || op->getNumRegions() || !isMemoryEffectFree(op))
+      return false;
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!type || type.getEncoding())
+      return false;
+    auto [it, inserted] = indexComputation.try_emplace(op, false);
+    if (!inserted)
+      return it->second;
+    bool index = isa<ArangeOp, SplatOp, arith::ConstantOp>(op);
+    if (isa<ExpandDimsOp, BroadcastOp>(op) ||
+        (op->hasTrait<OpTrait::Elementwise>() && isa<arith::ArithDialect>(op->getDialect()))) {
+      index = llvm::all_of(op->getOperands(), [&](Value operand) {
+        return !isa<RankedTensorType>(operand.getType()) || isIndexComputation(operand.getDefiningOp());
+      });
+    }
+    return indexComputation[op] = index;
+  }
+
+  /// Gives every use of an index computation its own copy (placed next to the original, so it
+  /// dominates every user), so each can take the layout its user wants.
+  void splitIndexComputations() {
+    SmallVector<Operation *> ops;
+    kernel.walk([&](Operation *op) {
+      if (isIndexComputation(op))
+        ops.push_back(op);
+    });
+    // Users before their operands: a copied user's operands get their own copies in turn.
+    for (Operation *op : llvm::reverse(ops)) {
+      auto uses = llvm::map_to_vector(op->getResult(0).getUses(), [](OpOperand &use) { return &use; });
+      OpBuilder b(context);
+      b.setInsertionPointAfter(op);
+      SmallVector<Operation *> &group = copies.emplace_back(1, op);
+      for (OpOperand *use : llvm::drop_begin(uses, uses.empty() ? 0 : 1)) {
+        Operation *copy = b.clone(*op);
+        indexComputation[copy] = true;
+        use->set(copy->getResult(0));
+        group.push_back(copy);
+      }
+    }
+  }
+
+  /// Copies that ended up in the same layout on the same operands are one computation again.
+  /// Operands first (the groups were made users first), so merged operands make users equal.
+  void mergeIndexCopies() {
+    for (SmallVector<Operation *> &group : llvm::reverse(copies)) {
+      for (auto [i, op] : llvm::enumerate(group)) {
+        if (!op)
+          continue;
+        for (Operation *&other : llvm::drop_begin(group, i + 1)) {
+          if (other && other->getResultTypes() == op->getResultTypes() && other->getOperands() == op->getOperands() &&
+              other->getAttrDictionary() == op->getAttrDictionary()) {
+            other->replaceAllUsesWith(op); // op comes first in the block, so it dominates other's users
+            other->erase();
+            other = nullptr;
+          }
+        }
+      }
+    }
+  }
+
+  /// Memory ops want their offsets and masks in the coalesced default layout of their shape;
+  /// index computations feeding them are built in it directly.
+  void desireMemoryLayouts(Operation *op) {
+    Value offsets;
+    if (auto load = dyn_cast<LoadOp>(op))
+      offsets = load.getOffsets();
+    else if (auto load = dyn_cast<BufferLoadOp>(op))
+      offsets = load.getOffsets();
+    else if (auto store = dyn_cast<StoreOp>(op))
+      offsets = store.getOffsets();
+    else if (auto store = dyn_cast<BufferStoreOp>(op))
+      offsets = store.getOffsets();
+    else if (auto copy = dyn_cast<AsyncCopyOp>(op))
+      offsets = copy.getOffsets();
+    else if (auto atomic = dyn_cast<AtomicAddOp>(op))
+      offsets = atomic.getOffsets();
+    else
+      return;
+    auto type = cast<RankedTensorType>(offsets.getType());
+    if (type.getEncoding())
+      return;
+    Attribute layout = defaultLayout(type);
+    for (Value operand : op->getOperands())
+      if (auto t = dyn_cast<RankedTensorType>(operand.getType()); t && t.getShape() == type.getShape())
+        desire(operand, layout);
+  }
+
+  /// Records the layout an index computation should be built in, and what its operands need.
+  void desire(Value value, Attribute layout) {
+    Operation *def = value.getDefiningOp();
+    if (!isIndexComputation(def) || !desired.try_emplace(value, layout).second)
+      return;
+    if (auto expand = dyn_cast<ExpandDimsOp>(def)) {
+      if (auto parent = dyn_cast<DistributedLayoutAttr>(layout))
+        desire(expand.getSource(), SliceLayoutAttr::get(context, expand.getAxis(), parent));
+      return;
+    }
+    for (Value operand : def->getOperands())
+      if (isa<RankedTensorType>(operand.getType()))
+        desire(operand, layout); // broadcasts and elementwise ops keep the layout
+  }
+
   /// Bits of the narrowest element moved through memory per tile shape: the default layout
   /// gives each thread 128 bits of such elements.
   void collectMemoryWidths() {
@@ -136,6 +249,13 @@ private:
         constant.setValueAttr(dense.reshape(laidOut));
   }
 
+  /// A dot operand read from shared memory only by the dot is read straight into the
+  /// operand layout, instead of into a blocked layout and then converted.
+  void loadOperandDirectly(Value operand, Attribute layout) {
+    if (isa_and_nonnull<SharedLoadOp>(operand.getDefiningOp()) && operand.hasOneUse())
+      desired.try_emplace(operand, layout);
+  }
+
   Attribute defaultLayout(RankedTensorType type) {
     SmallVector<int64_t> shape(type.getShape());
     auto it = memoryBits.find(shape);
@@ -145,6 +265,9 @@ private:
 
   /// The layout an op's tile result should have, given its (already typed) operands.
   Attribute resultLayout(Operation *op, RankedTensorType type) {
+    if (op->getNumResults() == 1)
+      if (Attribute layout = desired.lookup(op->getResult(0)))
+        return layout;
     auto firstTileOperandLayout = [&]() -> Attribute {
       for (Value operand : op->getOperands())
         if (auto t = dyn_cast<RankedTensorType>(operand.getType()); t && t.getShape() == type.getShape())
@@ -256,6 +379,9 @@ private:
   int64_t warpSize, numWarps;
   std::optional<wavetile::atoms::Target> target;
   std::map<SmallVector<int64_t>, int64_t> memoryBits;
+  DenseMap<Operation *, bool> indexComputation;
+  SmallVector<SmallVector<Operation *>> copies; // each index computation and its copies
+  DenseMap<Value, Attribute> desired;
 };
 
 struct TileAssignLayouts : wavetile::tile::impl::TileAssignLayoutsBase<TileAssignLayouts> {

@@ -1,10 +1,11 @@
 // tile-assign-layouts with a target: dots take the largest matrix instruction whose tile and
-// warp split divide theirs; A and B convert to dot-operand layouts, and the accumulator is
-// created in the MMA layout so the loop carries it in matrix-core registers.
-// RUN: %wavetile-opt %s -tile-assign-layouts="warp-size=64 target=gfx942" | FileCheck %s --check-prefix=CDNA3
-// RUN: %wavetile-opt %s -tile-assign-layouts="warp-size=64 target=gfx950" | FileCheck %s --check-prefix=CDNA4
-// RUN: %wavetile-opt %s -tile-assign-layouts="warp-size=32 target=sm_90" | FileCheck %s --check-prefix=SM90
-// RUN: %wavetile-opt %s -tile-assign-layouts="warp-size=64" | FileCheck %s --check-prefix=NOTARGET
+// warp split divide theirs; A and B convert to dot-operand layouts (or are read from shared
+// memory in them), and the accumulator is created in the MMA layout so the loop carries it
+// in matrix-core registers.
+// RUN: %wavetile-opt %s -allow-unregistered-dialect -tile-assign-layouts="warp-size=64 target=gfx942" | FileCheck %s --check-prefix=CDNA3
+// RUN: %wavetile-opt %s -allow-unregistered-dialect -tile-assign-layouts="warp-size=64 target=gfx950" | FileCheck %s --check-prefix=CDNA4
+// RUN: %wavetile-opt %s -allow-unregistered-dialect -tile-assign-layouts="warp-size=32 target=sm_90" | FileCheck %s --check-prefix=SM90
+// RUN: %wavetile-opt %s -allow-unregistered-dialect -tile-assign-layouts="warp-size=64" | FileCheck %s --check-prefix=NOTARGET
 
 // 64x64x32 with 4 warps: 32x32 atoms split 2x2 on CDNA (gfx950 has the K=16 one), m16n8k16
 // warps 4x1 on sm_90.
@@ -40,5 +41,30 @@ func.func @gemm_tile(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32
   %ic = tile.arange 0 to 4096 : tensor<4096xi32>
   %oc = tile.reshape %ic : tensor<4096xi32> -> tensor<64x64xi32>
   tile.store %r, %c[%oc] : tensor<64x64xf32>, !tile.ptr<f32>[tensor<64x64xi32>]
+  return
+}
+
+// Operands read from shared memory only by the dot are read straight into the operand
+// layouts: no convert_layout between the shared loads and the dot.
+// CDNA3-LABEL: func.func @operands_from_shared
+// CDNA3-NOT:     tile.convert_layout
+// CDNA3:         tile.shared_load {{.*}} -> tensor<64x32xbf16, #[[A]]>
+// CDNA3-NEXT:    tile.shared_load {{.*}} -> tensor<32x64xbf16, #[[B]]>
+// CDNA3-NEXT:    tile.dot
+// CDNA3-SAME:      -> tensor<64x64xf32, #[[MMA]]>
+func.func @operands_from_shared(%k: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %zero = arith.constant 0.0 : f32
+  %acc0 = tile.splat %zero : f32 -> tensor<64x64xf32>
+  %sa = tile.shared_alloc : !tile.shared<64x32xbf16>
+  %sb = tile.shared_alloc : !tile.shared<32x64xbf16>
+  %c0 = arith.constant 0 : i32
+  %c32 = arith.constant 32 : i32
+  %r = scf.for %i = %c0 to %k step %c32 iter_args(%acc = %acc0) -> (tensor<64x64xf32>) : i32 {
+    %ta = tile.shared_load %sa : !tile.shared<64x32xbf16> -> tensor<64x32xbf16>
+    %tb = tile.shared_load %sb : !tile.shared<32x64xbf16> -> tensor<32x64xbf16>
+    %d = tile.dot %ta, %tb, %acc : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+    scf.yield %d : tensor<64x64xf32>
+  }
+  "test.use"(%r) : (tensor<64x64xf32>) -> ()
   return
 }

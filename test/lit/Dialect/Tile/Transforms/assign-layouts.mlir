@@ -1,5 +1,6 @@
-// tile-assign-layouts: coalesced defaults, forward propagation, slices for reductions,
-// conversions where a user needs another layout, and the errors.
+// tile-assign-layouts: coalesced defaults, forward propagation, slices for reductions, index
+// arithmetic built in the layout its memory op wants, conversions where a user needs another
+// layout, and the errors.
 // RUN: %wavetile-opt %s -split-input-file -tile-assign-layouts=warp-size=64 -verify-diagnostics | FileCheck %s
 
 // 2048 bf16 elements over 4 warps of 64: 8 per thread (128 bits), also for the i32 offsets
@@ -68,6 +69,51 @@ func.func @carried(%n: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
   }
   %p = tile.convert_layout %z : tensor<512xf32> -> tensor<512xf32, #pinned>
   %sq = arith.mulf %p, %p : tensor<512xf32, #pinned>
+  return
+}
+
+// -----
+
+// Index and mask arithmetic (aranges, splats, constants through expand_dims, broadcasts and
+// elementwise ops) is built in the layout its memory op wants instead of being converted:
+// the K arange feeds A's columns and mask (one copy, sliced from A's layout) and B's rows
+// (another copy, sliced from B's layout). No convert_layout remains.
+// CHECK-DAG:   #[[LA:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [16, 4], warpsPerBlock = [4, 1], order = [1, 0]>
+// CHECK-DAG:   #[[LB:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerBlock = [4, 1], order = [1, 0]>
+// CHECK-DAG:   #[[ACOLS:[a-z_0-9]+]] = #tile.slice<dim = 0, parent = #[[LA]]>
+// CHECK-DAG:   #[[BROWS:[a-z_0-9]+]] = #tile.slice<dim = 1, parent = #[[LB]]>
+// CHECK-LABEL: func.func @index_per_layout
+// CHECK-NOT:     tile.convert_layout
+// CHECK-DAG:     %[[KA:.*]] = tile.arange 0 to 32 : tensor<32xi32, #[[ACOLS]]>
+// CHECK-DAG:     %[[KB:.*]] = tile.arange 0 to 32 : tensor<32xi32, #[[BROWS]]>
+// CHECK:         tile.expand_dims %[[KA]] axis = 0 : tensor<32xi32, #[[ACOLS]]> -> tensor<1x32xi32, #[[LA]]>
+// CHECK:         arith.cmpi slt, %[[KA]], {{.*}} : tensor<32xi32, #[[ACOLS]]>
+// CHECK:         tile.load {{.*}} -> tensor<64x32xbf16, #[[LA]]>
+// CHECK:         tile.expand_dims %[[KB]] axis = 1 : tensor<32xi32, #[[BROWS]]> -> tensor<32x1xi32, #[[LB]]>
+// CHECK:         tile.load {{.*}} -> tensor<32x64xbf16, #[[LB]]>
+// CHECK-NOT:     tile.convert_layout
+func.func @index_per_layout(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %ld: i32, %n: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %k = tile.arange 0 to 32 : tensor<32xi32>
+  %rows = tile.arange 0 to 64 : tensor<64xi32>
+  %lds = tile.splat %ld : i32 -> tensor<64x1xi32>
+  %r = tile.expand_dims %rows axis = 1 : tensor<64xi32> -> tensor<64x1xi32>
+  %rs = arith.muli %r, %lds : tensor<64x1xi32>
+  %kc = tile.expand_dims %k axis = 0 : tensor<32xi32> -> tensor<1x32xi32>
+  %ra = tile.broadcast %rs : tensor<64x1xi32> -> tensor<64x32xi32>
+  %ka = tile.broadcast %kc : tensor<1x32xi32> -> tensor<64x32xi32>
+  %oa = arith.addi %ra, %ka : tensor<64x32xi32>
+  %nn = tile.splat %n : i32 -> tensor<32xi32>
+  %inK = arith.cmpi slt, %k, %nn : tensor<32xi32>
+  %mk = tile.expand_dims %inK axis = 0 : tensor<32xi1> -> tensor<1x32xi1>
+  %ma = tile.broadcast %mk : tensor<1x32xi1> -> tensor<64x32xi1>
+  %ta = tile.load %a[%oa] mask %ma : !tile.ptr<bf16>[tensor<64x32xi32>], tensor<64x32xi1> -> tensor<64x32xbf16>
+  %kr = tile.expand_dims %k axis = 1 : tensor<32xi32> -> tensor<32x1xi32>
+  %ldb = tile.splat %ld : i32 -> tensor<32x1xi32>
+  %ks = arith.muli %kr, %ldb : tensor<32x1xi32>
+  %ob = tile.broadcast %ks : tensor<32x1xi32> -> tensor<32x64xi32>
+  %tb = tile.load %b[%ob] : !tile.ptr<bf16>[tensor<32x64xi32>] -> tensor<32x64xbf16>
+  tile.store %tb, %b[%ob] : tensor<32x64xbf16>, !tile.ptr<bf16>[tensor<32x64xi32>]
+  tile.store %ta, %a[%oa] : tensor<64x32xbf16>, !tile.ptr<bf16>[tensor<64x32xi32>]
   return
 }
 
