@@ -1090,10 +1090,11 @@ Value sharedAddress(OpBuilder &b, Location loc, Value buffer, Value index, Type 
                              ValueRange{arith::IndexCastUIOp::create(b, loc, b.getI64Type(), elements)});
 }
 
-/// Each thread copies the destination elements that the offsets' layout gives it. On NVIDIA,
-/// groups of 4, 8 or 16 contiguous bytes go through cp.async (a fully masked group
-/// zero-fills through the source size) and complete at async_wait; other elements, and
-/// every element on AMD, are copied before the op completes.
+/// Each thread copies the destination elements that the offsets' layout gives it, in groups
+/// of 4, 8 or 16 contiguous bytes where both addresses are aligned. On NVIDIA a group goes
+/// through cp.async (a fully masked group zero-fills through the source size) and completes
+/// at async_wait; on AMD a fully active group is one vector load and one LDS store, complete
+/// when issued. Other elements are copied one by one before the op completes.
 struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(AsyncCopyOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
@@ -1116,7 +1117,7 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
       storeShared(b, loc, adaptor.getDest(), sharedIndex(b, loc, dest, coords[r]), value);
     };
     // A group is contiguous in shared memory too unless a swizzle splits it.
-    int64_t n = ctx.amd ? 1 : vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
+    int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
     auto layout = dyn_cast_or_null<SharedLayoutAttr>(dest.getEncoding());
     if (layout && (layout.getVec() < n || layout.getOrder()[0] != dest.getRank() - 1))
       n = 1;
@@ -1139,7 +1140,7 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
       }
       Value src = globalAddress(rw, loc, adaptor.getBase(), element, extract(rw, loc, adaptor.getOffsets(), r));
       Value dst = sharedAddress(rw, loc, adaptor.getDest(), sharedIndex(rw, loc, dest, coords[r]), element);
-      Value uniform = all ? Value(arith::OrIOp::create(rw, loc, all, none)) : Value();
+      Value uniform = all && !ctx.amd ? Value(arith::OrIOp::create(rw, loc, all, none)) : all;
       Value dstAligned = arith::CmpIOp::create(
           rw, loc, arith::CmpIPredicate::eq,
           arith::AndIOp::create(rw, loc, LLVM::PtrToIntOp::create(rw, loc, rw.getI64Type(), dst),
@@ -1149,6 +1150,12 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
       scf::IfOp::create(
           rw, loc, fast,
           [&](OpBuilder &b, Location l) {
+            if (ctx.amd) {
+              Value group = LLVM::LoadOp::create(b, l, VectorType::get({n}, memoryType(element)), src, bytes);
+              LLVM::StoreOp::create(b, l, group, dst, bytes);
+              scf::YieldOp::create(b, l);
+              return;
+            }
             Value size = i32Const(b, l, bytes);
             Value sourceBytes = all ? Value(arith::SelectOp::create(b, l, all, size, i32Const(b, l, 0))) : size;
             auto cache = bytes == 16 ? NVVM::LoadCacheModifierKind::CG : NVVM::LoadCacheModifierKind::CA;
