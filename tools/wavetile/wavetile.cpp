@@ -35,6 +35,9 @@ std::string summarizeCodeObject(const std::string &bytes, bool ptx); // Inspect.
 
 namespace {
 
+/// Column width of example names in the list and demo tables.
+constexpr int kNameWidth = 16;
+
 const char *kUsage =
     "usage: wavetile <command> [options]\n"
     "  list                                   list the example kernels\n"
@@ -241,7 +244,7 @@ bool runExample(const Example &example, const std::vector<std::vector<int64_t>> 
   auto exe = module ? HostExecutable::compile(*module, &error) : nullptr;
   double compileSeconds = secondsSince(start);
   if (!exe) {
-    std::printf("%-11s host   FAILED to compile:\n%s\n", example.name.c_str(), error.c_str());
+    std::printf("%-*s host   FAILED to compile:\n%s\n", kNameWidth, example.name.c_str(), error.c_str());
     return false;
   }
   bool allPassed = true;
@@ -259,7 +262,7 @@ bool runExample(const Example &example, const std::vector<std::vector<int64_t>> 
       report.passed = false;
     }
     allPassed &= report.passed;
-    std::printf("%-11s host   %-22s compile %6.3f s  run %8.4f s  %-6s %s\n", example.name.c_str(),
+    std::printf("%-*s host   %-22s compile %6.3f s  run %8.4f s  %-6s %s\n", kNameWidth, example.name.c_str(),
                 shapeText(example, shape).c_str(), compileSeconds, report.runSeconds, report.passed ? "PASS" : "FAIL",
                 report.summary.c_str());
   }
@@ -304,12 +307,12 @@ bool compileExampleForGpus(const Example &example) {
     auto binary = wavetile::compileForGpu(*module, target, GpuEmit::Binary, &error);
     double seconds = secondsSince(start);
     if (!binary) {
-      std::printf("%-11s %-6s FAILED to compile:\n%s\n", example.name.c_str(), std::string(target.name).c_str(),
+      std::printf("%-*s %-6s FAILED to compile:\n%s\n", kNameWidth, example.name.c_str(), std::string(target.name).c_str(),
                   error.c_str());
       ok = false;
       continue;
     }
-    std::printf("%-11s %-6s compile %6.3f s  %s %6zu bytes  %s\n", example.name.c_str(),
+    std::printf("%-*s %-6s compile %6.3f s  %s %6zu bytes  %s\n", kNameWidth, example.name.c_str(),
                 std::string(target.name).c_str(), seconds, target.isAMD() ? "hsaco" : "ptx  ", binary->size(),
                 tool::summarizeCodeObject(*binary, target.isNVIDIA()).c_str());
   }
@@ -349,7 +352,7 @@ int main(int argc, char **argv) {
     return usageError(error);
   if (command == "list") {
     for (const Example &e : allExamples())
-      std::printf("%-16s %s\n", e.name.c_str(), e.summary.c_str());
+      std::printf("%-*s %s\n", kNameWidth, e.name.c_str(), e.summary.c_str());
     return 0;
   }
   if (command == "compile")
