@@ -1015,6 +1015,9 @@ Value sharedIndex(OpBuilder &b, Location loc, SharedType type, ArrayRef<Value> c
   return linearIndex(b, loc, swizzled, padded);
 }
 
+/// Byte alignment of every workgroup buffer (shared allocations and the scratch).
+constexpr int64_t kSharedAlignment = 16;
+
 int64_t sharedElements(SharedType type) {
   int64_t n = 1;
   auto layout = dyn_cast_or_null<SharedLayoutAttr>(type.getEncoding());
@@ -1046,16 +1049,55 @@ struct SharedStoreLowering : GpuPattern<SharedStoreOp> {
   }
 };
 
+/// The largest n such that, in every thread, each group of n registers holds n consecutive
+/// row-major elements starting at a multiple of n, within 128 bits and within the alignment a
+/// view of `source` is known to have (allocations are kSharedAlignment-aligned; a slice starts
+/// at a multiple of its own size). Such a group is one aligned vector access.
+int64_t sharedVectorWidth(const ThreadTile &t, SharedType source) {
+  if (source.getEncoding() || source.getShape() != t.type.getShape())
+    return 1;
+  int64_t bytes = bytesOf(t.type.getElementType(), 1);
+  int64_t viewAlignment = std::min<int64_t>(kSharedAlignment, int64_t(1) << llvm::countr_zero(uint64_t(
+                                                                  sharedElements(source) * bytes)));
+  for (int64_t n = std::min<int64_t>(16, viewAlignment) / bytes; n > 1; n /= 2) {
+    if (t.registers % n)
+      continue;
+    bool grouped = true;
+    for (int64_t warp = 0; grouped && warp < t.numWarps(); ++warp)
+      for (int64_t lane = 0; grouped && lane < t.warpSize(); ++lane)
+        for (int64_t r = 0; grouped && r < t.registers; r += n) {
+          int64_t first = t.elementAt(r, lane, warp);
+          grouped = first % n == 0;
+          for (int64_t i = 1; grouped && i < n; ++i)
+            grouped = t.elementAt(r + i, lane, warp) == first + i;
+        }
+    if (grouped)
+      return n;
+  }
+  return 1;
+}
+
 struct SharedLoadLowering : GpuPattern<SharedLoadOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(SharedLoadOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     ThreadTile t = threadTile(op.getType());
+    Type element = t.type.getElementType();
     auto coords = coordinates(rw, loc, ctx, t);
+    int64_t n = sharedVectorWidth(t, op.getSource().getType());
     SmallVector<Value> elements;
-    for (int64_t r = 0; r < t.registers; ++r)
-      elements.push_back(loadShared(rw, loc, adaptor.getSource(), sharedIndex(rw, loc, op.getSource().getType(), coords[r]),
-                                    t.type.getElementType()));
+    for (int64_t r = 0; r < t.registers; r += n) {
+      Value index = sharedIndex(rw, loc, op.getSource().getType(), coords[r]);
+      if (n == 1) {
+        elements.push_back(loadShared(rw, loc, adaptor.getSource(), index, element));
+        continue;
+      }
+      Value group = vector::LoadOp::create(rw, loc, VectorType::get({n}, memoryType(element)), adaptor.getSource(),
+                                           ValueRange{toIndex(rw, loc, index)}, /*nontemporal=*/false,
+                                           llvm::Align(bytesOf(element, n)));
+      for (int64_t i = 0; i < n; ++i)
+        elements.push_back(fromMemory(rw, loc, extract(rw, loc, group, i), element));
+    }
     rw.replaceOp(op, fromElements(rw, loc, t.vectorType, elements));
     return success();
   }
@@ -1779,6 +1821,8 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
     auto func = gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getName(), b.getFunctionType(inputs, {}),
                                        attributions);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    for (unsigned i = 0; i < attributions.size(); ++i) // 128-bit shared accesses rely on this
+      func.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(kSharedAlignment));
     func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(blockSize), 1, 1}));
     for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
       if (auto name = kernel.getArgAttr(i, "tile.name"))

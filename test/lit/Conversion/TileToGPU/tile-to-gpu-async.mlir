@@ -10,7 +10,7 @@
 // starts 256 elements into the allocation. (On AMD the copy completes when issued; see
 // Target/examples-amdgpu.test.)
 // NV-LABEL: gpu.func @stage
-// NV-SAME:    workgroup(%{{.*}} : memref<512xbf16, #gpu.address_space<workgroup>>)
+// NV-SAME:    workgroup(%{{.*}} : memref<512xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // NV:         memref.reinterpret_cast {{.*}} to offset: [256], sizes: [256], strides: [1]
 // NV:         scf.if
 // NV:           %[[SIZE:.*]] = arith.select %{{.*}}, %c16_i32, %c0_i32 : i32

@@ -16,3 +16,13 @@
 // SM90-COUNT-16:   nvvm.mma.sync A[{{.*}}, {{.*}}, {{.*}}, {{.*}}] B[{{.*}}, {{.*}}] C[{{.*}}, {{.*}}, {{.*}}, {{.*}}] {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
 // SM90-NOT:        nvvm.mma.sync
 // SM90:            scf.yield
+
+// Operands read straight from shared memory: A's k-pairs are adjacent in the row-major
+// stage, so each pair is one 4-byte-aligned load (8 per thread); B's pairs run down a column
+// and stay element loads (64 per thread) until ldmatrix.trans.
+// SM90-LABEL:    gpu.func @operands_from_shared
+// SM90-SAME:       workgroup({{.*}} : memref<2048xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}
+// SM90:          scf.for
+// SM90-COUNT-8:    vector.load {{.*}} {alignment = 4 : i64} : memref<2048xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
+// SM90-COUNT-64:   memref.load {{.*}} : memref<2048xbf16, #gpu.address_space<workgroup>>
+// SM90-COUNT-16:   nvvm.mma.sync

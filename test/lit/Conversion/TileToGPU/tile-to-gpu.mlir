@@ -11,7 +11,7 @@
 // CHECK:       gpu.module @wavetile
 // CHECK-LABEL: gpu.func @copy
 // CHECK-SAME:    (%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32, %{{.*}}: i32, %[[GY:.*]]: i32, %{{.*}}: i32)
-// CHECK-SAME:    workgroup(%[[SCRATCH:.*]] : memref<16xi8, #gpu.address_space<workgroup>>)
+// CHECK-SAME:    workgroup(%[[SCRATCH:.*]] : memref<16xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK-SAME:    kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // CHECK:         %[[BLOCK:.*]] = gpu.block_id x
 // CHECK:         %[[PID:.*]] = arith.index_castui %[[BLOCK]] : index to i32
@@ -63,7 +63,7 @@ func.func @replicated(%y: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warp
 #rows = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [64, 1], warpsPerBlock = [4, 1], order = [1, 0]>
 #rows1 = #tile.slice<dim = 1, parent = #rows>
 // CHECK-LABEL: gpu.func @movement
-// CHECK-SAME:    workgroup(%[[BUF:.*]] : memref<2048xi8, #gpu.address_space<workgroup>>)
+// CHECK-SAME:    workgroup(%[[BUF:.*]] : memref<2048xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK:         gpu.barrier
 // CHECK:         %[[VIEW:.*]] = memref.view %[[BUF]][%{{.*}}][] : memref<2048xi8, #gpu.address_space<workgroup>> to memref<512xf32, #gpu.address_space<workgroup>>
 // CHECK-COUNT-4: memref.store %{{.*}}, %[[VIEW]]
