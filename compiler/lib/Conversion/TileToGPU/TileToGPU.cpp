@@ -1585,60 +1585,61 @@ struct FpConvertLowering : GpuPattern<FpConvertOp> {
   }
 };
 
-/// fp4 packing through shared memory: each byte gathers the two nibbles it packs.
+/// Writes `source` (laid out as `in`) to scratch and builds each register of `out` from the
+/// scratch view with `element(coords, view)`, between barriers so every thread sees every
+/// element. The fp4 packers rearrange nibbles this way.
+Value gatherFromScratch(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTile &in, Value source,
+                        const ThreadTile &out, function_ref<Value(ArrayRef<Value>, Value)> element) {
+  barrier(b, loc);
+  Value view = spillToScratch(b, loc, ctx, in, source);
+  barrier(b, loc);
+  auto coords = coordinates(b, loc, ctx, out);
+  SmallVector<Value> elements;
+  for (int64_t r = 0; r < out.registers; ++r)
+    elements.push_back(element(coords[r], view));
+  barrier(b, loc);
+  return fromElements(b, loc, out.vectorType, elements);
+}
+
+/// Each byte gathers the two nibbles it packs, low first.
 struct PackFp4Lowering : GpuPattern<PackFp4Op> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(PackFp4Op op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     ThreadTile in = threadTile(op.getSource().getType()), out = threadTile(op.getType());
-    barrier(rw, loc);
-    Value view = spillToScratch(rw, loc, ctx, in, adaptor.getSource());
-    barrier(rw, loc);
-    auto coords = coordinates(rw, loc, ctx, out);
-    SmallVector<Value> elements;
     Type i8 = rw.getI8Type();
-    for (int64_t r = 0; r < out.registers; ++r) {
-      SmallVector<Value> low(coords[r]), high(coords[r]);
-      low.back() = arith::MulIOp::create(rw, loc, coords[r].back(), i32Const(rw, loc, 2));
+    rw.replaceOp(op, gatherFromScratch(rw, loc, ctx, in, adaptor.getSource(), out, [&](ArrayRef<Value> coords, Value view) {
+      SmallVector<Value> low(coords), high(coords);
+      low.back() = arith::MulIOp::create(rw, loc, coords.back(), i32Const(rw, loc, 2));
       high.back() = arith::AddIOp::create(rw, loc, low.back(), i32Const(rw, loc, 1));
       auto nibble = [&](ArrayRef<Value> c) {
         Value raw = memref::LoadOp::create(rw, loc, view, ValueRange{toIndex(rw, loc, linearIndex(rw, loc, c, in.type.getShape()))});
         return arith::ExtUIOp::create(rw, loc, i8, raw).getResult();
       };
-      Value packed = arith::OrIOp::create(
-          rw, loc, nibble(low),
-          arith::ShLIOp::create(rw, loc, nibble(high), arith::ConstantIntOp::create(rw, loc, 4, 8)));
-      elements.push_back(packed);
-    }
-    barrier(rw, loc);
-    rw.replaceOp(op, fromElements(rw, loc, out.vectorType, elements));
+      return Value(arith::OrIOp::create(
+          rw, loc, nibble(low), arith::ShLIOp::create(rw, loc, nibble(high), arith::ConstantIntOp::create(rw, loc, 4, 8))));
+    }));
     return success();
   }
 };
 
+/// Each element takes the low or high nibble of its byte.
 struct UnpackFp4Lowering : GpuPattern<UnpackFp4Op> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(UnpackFp4Op op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     ThreadTile in = threadTile(op.getSource().getType()), out = threadTile(op.getType());
-    barrier(rw, loc);
-    Value view = spillToScratch(rw, loc, ctx, in, adaptor.getSource());
-    barrier(rw, loc);
-    auto coords = coordinates(rw, loc, ctx, out);
-    SmallVector<Value> elements;
-    for (int64_t r = 0; r < out.registers; ++r) {
-      SmallVector<Value> byteCoords(coords[r]);
-      byteCoords.back() = arith::DivUIOp::create(rw, loc, coords[r].back(), i32Const(rw, loc, 2));
+    rw.replaceOp(op, gatherFromScratch(rw, loc, ctx, in, adaptor.getSource(), out, [&](ArrayRef<Value> coords, Value view) {
+      SmallVector<Value> byteCoords(coords);
+      byteCoords.back() = arith::DivUIOp::create(rw, loc, coords.back(), i32Const(rw, loc, 2));
       Value byte = loadShared(rw, loc, view, linearIndex(rw, loc, byteCoords, in.type.getShape()), rw.getI8Type());
       Value isHigh = arith::TruncIOp::create(rw, loc, rw.getI1Type(),
-                                             arith::RemUIOp::create(rw, loc, coords[r].back(), i32Const(rw, loc, 2)));
+                                             arith::RemUIOp::create(rw, loc, coords.back(), i32Const(rw, loc, 2)));
       Value shift = arith::SelectOp::create(rw, loc, isHigh, arith::ConstantIntOp::create(rw, loc, 4, 8),
                                             arith::ConstantIntOp::create(rw, loc, 0, 8));
       Value nibble = arith::TruncIOp::create(rw, loc, rw.getIntegerType(4), arith::ShRUIOp::create(rw, loc, byte, shift));
-      elements.push_back(arith::BitcastOp::create(rw, loc, out.type.getElementType(), nibble));
-    }
-    barrier(rw, loc);
-    rw.replaceOp(op, fromElements(rw, loc, out.vectorType, elements));
+      return Value(arith::BitcastOp::create(rw, loc, out.type.getElementType(), nibble));
+    }));
     return success();
   }
 };
@@ -1708,12 +1709,7 @@ struct GpuTypeConverter : TypeConverter {
       auto space = gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
       return MemRefType::get({sharedElements(type)}, memoryType(type.getElementType()), layout, space);
     });
-    addConversion([context](AsyncTokenType) -> Type { return IntegerType::get(context, 1); });
-    auto cast = [](OpBuilder &b, Type type, ValueRange inputs, Location loc) -> Value {
-      return UnrealizedConversionCastOp::create(b, loc, type, inputs).getResult(0);
-    };
-    addSourceMaterialization(cast);
-    addTargetMaterialization(cast);
+    addCommonTileConversions(*this);
   }
 };
 

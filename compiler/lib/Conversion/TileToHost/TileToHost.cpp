@@ -672,12 +672,7 @@ struct HostTypeConverter : TypeConverter {
       auto layout = StridedLayoutAttr::get(type.getContext(), ShapedType::kDynamic, strides);
       return MemRefType::get(type.getShape(), type.getElementType(), layout);
     });
-    addConversion([context](AsyncTokenType) -> Type { return IntegerType::get(context, 1); });
-    auto cast = [](OpBuilder &b, Type type, ValueRange inputs, Location loc) -> Value {
-      return UnrealizedConversionCastOp::create(b, loc, type, inputs).getResult(0);
-    };
-    addSourceMaterialization(cast);
-    addTargetMaterialization(cast);
+    addCommonTileConversions(*this);
   }
 };
 

@@ -5,9 +5,19 @@
 #include "wavetile/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
 using namespace wavetile::tile;
+
+void wavetile::tile::addCommonTileConversions(TypeConverter &converter) {
+  converter.addConversion([](AsyncTokenType type) -> Type { return IntegerType::get(type.getContext(), 1); });
+  auto cast = [](OpBuilder &b, Type type, ValueRange inputs, Location loc) -> Value {
+    return UnrealizedConversionCastOp::create(b, loc, type, inputs).getResult(0);
+  };
+  converter.addSourceMaterialization(cast);
+  converter.addTargetMaterialization(cast);
+}
 
 Value wavetile::tile::buildAdd(OpBuilder &b, Location loc, Value x, Value y) {
   return isa<FloatType>(x.getType()) ? Value(arith::AddFOp::create(b, loc, x, y))

@@ -9,7 +9,15 @@
 
 #include "wavetile/Dialect/Tile/IR/TileDialect.h"
 
+namespace mlir {
+class TypeConverter;
+} // namespace mlir
+
 namespace wavetile::tile {
+
+/// What every tile lowering's type converter shares: async tokens become i1, and values
+/// whose users are not converted yet are bridged by unrealized casts.
+void addCommonTileConversions(mlir::TypeConverter &converter);
 
 /// Combines two scalars as a reduce/scan kind says (`custom` inlines the combiner region).
 /// max/min propagate NaN and order -0 below +0; on i1 they are or/and.
