@@ -176,26 +176,6 @@ Value andOf(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::AndIOp::create(b, loc, x, y);
 }
 
-/// `then()` when `condition` holds (always when it is null), else `otherwise()`.
-Value guarded(OpBuilder &b, Location loc, Value condition, function_ref<Value(OpBuilder &)> then,
-              function_ref<Value(OpBuilder &)> otherwise) {
-  if (!condition)
-    return then(b);
-  auto ifOp = scf::IfOp::create(
-      b, loc, condition, [&](OpBuilder &tb, Location l) { scf::YieldOp::create(tb, l, then(tb)); },
-      [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, otherwise(eb)); });
-  return ifOp.getResult(0);
-}
-
-void guardedEffect(OpBuilder &b, Location loc, Value condition, function_ref<void(OpBuilder &)> effect) {
-  if (!condition)
-    return effect(b);
-  scf::IfOp::create(b, loc, condition, [&](OpBuilder &tb, Location l) {
-    effect(tb);
-    scf::YieldOp::create(tb, l);
-  });
-}
-
 Value zeroOf(OpBuilder &b, Location loc, Type type) {
   Type memory = memoryType(type);
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(memory));

@@ -102,27 +102,6 @@ void storeElement(OpBuilder &b, Location loc, Value value, Value address) {
   LLVM::StoreOp::create(b, loc, value, address);
 }
 
-/// `then()` where `condition` holds (or always when it is null), else `otherwise()`.
-Value guarded(OpBuilder &b, Location loc, Value condition, Type type, function_ref<Value(OpBuilder &)> then,
-              function_ref<Value(OpBuilder &)> otherwise) {
-  if (!condition)
-    return then(b);
-  auto ifOp = scf::IfOp::create(
-      b, loc, condition,
-      [&](OpBuilder &tb, Location l) { scf::YieldOp::create(tb, l, then(tb)); },
-      [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, otherwise(eb)); });
-  return ifOp.getResult(0);
-}
-
-void guardedEffect(OpBuilder &b, Location loc, Value condition, function_ref<void(OpBuilder &)> effect) {
-  if (!condition)
-    return effect(b);
-  scf::IfOp::create(b, loc, condition, [&](OpBuilder &tb, Location l) {
-    effect(tb);
-    scf::YieldOp::create(tb, l);
-  });
-}
-
 Value maskAt(OpBuilder &b, Location loc, Value mask, ValueRange ivs) {
   return mask ? at(b, loc, mask, ivs) : Value();
 }
@@ -247,7 +226,7 @@ struct LoadLowering : TilePattern<LoadOp> {
     Value other = adaptor.getOther();
     rw.replaceOp(op, buildTile(rw, op.getLoc(), result, [&](OpBuilder &b, Location l, ValueRange ivs, Value) {
       return guarded(
-          b, l, maskAt(b, l, adaptor.getMask(), ivs), element,
+          b, l, maskAt(b, l, adaptor.getMask(), ivs),
           [&](OpBuilder &tb) {
             Value offset = at(tb, l, adaptor.getOffsets(), ivs);
             return loadElement(tb, l, elementAddress(tb, l, adaptor.getBase(), element, offset), element);
@@ -308,7 +287,7 @@ struct AtomicAddLowering : TilePattern<AtomicAddOp> {
     LLVM::LLVMFuncOp helper = atomicAddHelper(rw, op.getLoc(), op->getParentOfType<ModuleOp>(), element);
     rw.replaceOp(op, buildTile(rw, op.getLoc(), result, [&](OpBuilder &b, Location l, ValueRange ivs, Value) {
       return guarded(
-          b, l, maskAt(b, l, adaptor.getMask(), ivs), element,
+          b, l, maskAt(b, l, adaptor.getMask(), ivs),
           [&](OpBuilder &tb) -> Value {
             Value address = elementAddress(tb, l, adaptor.getBase(), element, at(tb, l, adaptor.getOffsets(), ivs));
             return LLVM::CallOp::create(tb, l, helper, ValueRange{address, at(tb, l, adaptor.getValue(), ivs)})
@@ -355,7 +334,7 @@ struct BufferLoadLowering : TilePattern<BufferLoadOp> {
     rw.replaceOp(op, buildTile(rw, op.getLoc(), result, [&](OpBuilder &b, Location l, ValueRange ivs, Value) {
       Value offset = at(b, l, adaptor.getOffsets(), ivs);
       return guarded(
-          b, l, bufferGuard(b, l, adaptor.getBuffer(), offset, maskAt(b, l, adaptor.getMask(), ivs)), element,
+          b, l, bufferGuard(b, l, adaptor.getBuffer(), offset, maskAt(b, l, adaptor.getMask(), ivs)),
           [&](OpBuilder &tb) { return loadElement(tb, l, bufferAddress(tb, l, adaptor.getBuffer(), element, offset), element); },
           [&](OpBuilder &eb) { return zeroOf(eb, l, element); });
     }));
@@ -443,7 +422,7 @@ struct AsyncCopyLowering : TilePattern<AsyncCopyOp> {
     Type element = op.getDest().getType().getElementType();
     forEachElement(rw, op.getLoc(), op.getDest().getType().getShape(), [&](OpBuilder &b, Location l, ValueRange ivs) {
       Value value = guarded(
-          b, l, maskAt(b, l, adaptor.getMask(), ivs), element,
+          b, l, maskAt(b, l, adaptor.getMask(), ivs),
           [&](OpBuilder &tb) {
             Value address = elementAddress(tb, l, adaptor.getBase(), element, at(tb, l, adaptor.getOffsets(), ivs));
             return loadElement(tb, l, address, element);
@@ -555,7 +534,7 @@ struct ScanLowering : TilePattern<ScanOp> {
       Value current = at(b, l, adaptor.getSource(), ivs);
       Value isFirst = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, ivs[axis], indexConstant(b, l, 0));
       return guarded(
-          b, l, isFirst, result.getElementType(), [&](OpBuilder &) { return current; },
+          b, l, isFirst, [&](OpBuilder &) { return current; },
           [&](OpBuilder &eb) {
             SmallVector<Value> previous(ivs);
             previous[axis] = arith::SubIOp::create(eb, l, ivs[axis], indexConstant(eb, l, 1));

@@ -4,6 +4,7 @@
 
 #include "wavetile/Dialect/Tile/Transforms/Passes.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -17,6 +18,26 @@ void wavetile::tile::addCommonTileConversions(TypeConverter &converter) {
   };
   converter.addSourceMaterialization(cast);
   converter.addTargetMaterialization(cast);
+}
+
+Value wavetile::tile::guarded(OpBuilder &b, Location loc, Value condition, function_ref<Value(OpBuilder &)> then,
+                              function_ref<Value(OpBuilder &)> otherwise) {
+  if (!condition)
+    return then(b);
+  auto ifOp = scf::IfOp::create(
+      b, loc, condition, [&](OpBuilder &tb, Location l) { scf::YieldOp::create(tb, l, then(tb)); },
+      [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, otherwise(eb)); });
+  return ifOp.getResult(0);
+}
+
+void wavetile::tile::guardedEffect(OpBuilder &b, Location loc, Value condition,
+                                   function_ref<void(OpBuilder &)> effect) {
+  if (!condition)
+    return effect(b);
+  scf::IfOp::create(b, loc, condition, [&](OpBuilder &tb, Location l) {
+    effect(tb);
+    scf::YieldOp::create(tb, l);
+  });
 }
 
 Value wavetile::tile::buildAdd(OpBuilder &b, Location loc, Value x, Value y) {

@@ -28,6 +28,16 @@ mlir::Value buildCombine(mlir::OpBuilder &b, mlir::Location loc, CombineKind kin
 /// formats decoded in software), i32 for i8 (sign-extended).
 mlir::Value buildWidenForDot(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, mlir::Type acc);
 
+/// `then()` where `condition` holds (always when it is null), else `otherwise()`, as an
+/// scf.if yielding the one value.
+mlir::Value guarded(mlir::OpBuilder &b, mlir::Location loc, mlir::Value condition,
+                    llvm::function_ref<mlir::Value(mlir::OpBuilder &)> then,
+                    llvm::function_ref<mlir::Value(mlir::OpBuilder &)> otherwise);
+
+/// `effect()` only where `condition` holds (always when it is null).
+void guardedEffect(mlir::OpBuilder &b, mlir::Location loc, mlir::Value condition,
+                   llvm::function_ref<void(mlir::OpBuilder &)> effect);
+
 /// x + y and x * y for integer or float scalars.
 mlir::Value buildAdd(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, mlir::Value y);
 mlir::Value buildMul(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, mlir::Value y);
