@@ -620,17 +620,54 @@ Value isAligned(OpBuilder &b, Location loc, Value address, int64_t bytes) {
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, low, arith::ConstantIntOp::create(b, loc, 0, 64));
 }
 
-/// A group of `n` registers moves with one vector access when every element of it is
-/// active and the address is aligned; otherwise element by element. Both paths compute
-/// the same values, so the check only picks the faster one at run time.
-SmallVector<Value> vectorOrElements(OpBuilder &b, Location loc, Value fastPath,
-                                    function_ref<SmallVector<Value>(OpBuilder &)> vectorAccess,
-                                    function_ref<SmallVector<Value>(OpBuilder &)> elementAccess) {
-  auto ifOp = scf::IfOp::create(
-      b, loc, fastPath,
-      [&](OpBuilder &tb, Location l) { scf::YieldOp::create(tb, l, vectorAccess(tb)); },
-      [&](OpBuilder &eb, Location l) { scf::YieldOp::create(eb, l, elementAccess(eb)); });
-  return SmallVector<Value>(ifOp.getResults());
+/// Moves a thread's registers in groups of `n`. For each group, `groupFastPath(r)` emits what
+/// the group needs and, when n > 1, returns the run-time condition (all of it active and
+/// aligned) under which `vectorAccess` moves it at once; otherwise `elementAccess` moves it
+/// register by register. Both paths compute the same values, so the check only picks the
+/// faster one. Returns what the accesses return (the loaded registers; nothing for stores).
+SmallVector<Value> accessInGroups(OpBuilder &b, Location loc, int64_t registers, int64_t n,
+                                  function_ref<Value(int64_t)> groupFastPath,
+                                  function_ref<SmallVector<Value>(OpBuilder &, int64_t)> vectorAccess,
+                                  function_ref<SmallVector<Value>(OpBuilder &, int64_t)> elementAccess) {
+  SmallVector<Value> result;
+  for (int64_t r = 0; r < registers; r += n) {
+    Value fast = groupFastPath(r);
+    if (n == 1) {
+      llvm::append_range(result, elementAccess(b, r));
+      continue;
+    }
+    auto ifOp = scf::IfOp::create(
+        b, loc, fast, [&](OpBuilder &tb, Location l) { scf::YieldOp::create(tb, l, vectorAccess(tb, r)); },
+        [&](OpBuilder &eb, Location l) {
+          SmallVector<Value> values;
+          for (int64_t i = 0; i < n; ++i)
+            llvm::append_range(values, elementAccess(eb, r + i));
+          scf::YieldOp::create(eb, l, values);
+        });
+    llvm::append_range(result, ifOp.getResults());
+  }
+  return result;
+}
+
+/// For a group of `n` > 1 registers of a pointer access starting at `r`: sets `address` to
+/// the group's first address and returns whether the group is aligned and fully active.
+Value pointerGroupFast(OpBuilder &b, Location loc, Value base, Value offsets, Type element, int64_t r, int64_t n,
+                       function_ref<Value(OpBuilder &, int64_t)> activeOf, Value &address) {
+  if (n == 1)
+    return {};
+  address = globalAddress(b, loc, base, element, extract(b, loc, offsets, r));
+  Value fast = isAligned(b, loc, address, bytesOf(element, n));
+  for (int64_t i = 0; i < n; ++i)
+    fast = andOf(b, loc, fast, activeOf(b, r + i));
+  return fast;
+}
+
+/// The registers of a loaded vector, in the tile's element type.
+SmallVector<Value> unpackLoaded(OpBuilder &b, Location loc, Value vector, Type element) {
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < cast<VectorType>(vector.getType()).getNumElements(); ++i)
+    values.push_back(fromMemory(b, loc, extract(b, loc, vector, i), element));
+  return values;
 }
 
 struct LoadLowering : GpuPattern<LoadOp> {
@@ -657,34 +694,17 @@ struct LoadLowering : GpuPattern<LoadOp> {
             return isa<VectorType>(other.getType()) ? extract(eb, loc, other, r) : other;
           });
     };
-    SmallVector<Value> elements;
-    for (int64_t r = 0; r < t.registers; r += n) {
-      if (n == 1) {
-        elements.push_back(loadOne(rw, r));
-        continue;
-      }
-      Value address = globalAddress(rw, loc, adaptor.getBase(), element, extract(rw, loc, adaptor.getOffsets(), r));
-      int64_t bytes = bytesOf(element, n);
-      Value fast = isAligned(rw, loc, address, bytes);
-      for (int64_t i = 0; i < n; ++i)
-        fast = andOf(rw, loc, fast, maskOf(rw, r + i));
-      auto group = vectorOrElements(
-          rw, loc, fast,
-          [&](OpBuilder &b) {
-            Value v = LLVM::LoadOp::create(b, loc, VectorType::get({n}, memory), address, bytes);
-            SmallVector<Value> values;
-            for (int64_t i = 0; i < n; ++i)
-              values.push_back(fromMemory(b, loc, extract(b, loc, v, i), element));
-            return values;
-          },
-          [&](OpBuilder &b) {
-            SmallVector<Value> values;
-            for (int64_t i = 0; i < n; ++i)
-              values.push_back(loadOne(b, r + i));
-            return values;
-          });
-      elements.append(group.begin(), group.end());
-    }
+    Value address;
+    auto elements = accessInGroups(
+        rw, loc, t.registers, n,
+        [&](int64_t r) {
+          return pointerGroupFast(rw, loc, adaptor.getBase(), adaptor.getOffsets(), element, r, n, maskOf, address);
+        },
+        [&](OpBuilder &b, int64_t) {
+          return unpackLoaded(b, loc, LLVM::LoadOp::create(b, loc, VectorType::get({n}, memory), address, bytesOf(element, n)),
+                              element);
+        },
+        [&](OpBuilder &b, int64_t r) { return SmallVector<Value>{loadOne(b, r)}; });
     rw.replaceOp(op, fromElements(rw, loc, t.vectorType, elements));
     return success();
   }
@@ -707,32 +727,24 @@ struct StoreLowering : GpuPattern<StoreOp> {
         LLVM::StoreOp::create(tb, loc, toMemory(tb, loc, extract(tb, loc, adaptor.getValue(), r)), address);
       });
     };
-    for (int64_t r = 0; r < t.registers; r += n) {
-      if (n == 1) {
-        storeOne(rw, r);
-        continue;
-      }
-      Value address = globalAddress(rw, loc, adaptor.getBase(), element, extract(rw, loc, adaptor.getOffsets(), r));
-      int64_t bytes = bytesOf(element, n);
-      Value fast = isAligned(rw, loc, address, bytes);
-      for (int64_t i = 0; i < n; ++i)
-        fast = andOf(rw, loc, fast, activeOf(rw, r + i));
-      scf::IfOp::create(
-          rw, loc, fast,
-          [&](OpBuilder &b, Location l) {
-            SmallVector<Value> values;
-            for (int64_t i = 0; i < n; ++i)
-              values.push_back(toMemory(b, l, extract(b, l, adaptor.getValue(), r + i)));
-            Value v = fromElements(b, l, VectorType::get({n}, memory), values);
-            LLVM::StoreOp::create(b, l, v, address, bytes);
-            scf::YieldOp::create(b, l);
-          },
-          [&](OpBuilder &b, Location l) {
-            for (int64_t i = 0; i < n; ++i)
-              storeOne(b, r + i);
-            scf::YieldOp::create(b, l);
-          });
-    }
+    Value address;
+    accessInGroups(
+        rw, loc, t.registers, n,
+        [&](int64_t r) {
+          return pointerGroupFast(rw, loc, adaptor.getBase(), adaptor.getOffsets(), element, r, n, activeOf, address);
+        },
+        [&](OpBuilder &b, int64_t r) {
+          SmallVector<Value> values;
+          for (int64_t i = 0; i < n; ++i)
+            values.push_back(toMemory(b, loc, extract(b, loc, adaptor.getValue(), r + i)));
+          LLVM::StoreOp::create(b, loc, fromElements(b, loc, VectorType::get({n}, memory), values), address,
+                                bytesOf(element, n));
+          return SmallVector<Value>{};
+        },
+        [&](OpBuilder &b, int64_t r) {
+          storeOne(b, r);
+          return SmallVector<Value>{};
+        });
     rw.eraseOp(op);
     return success();
   }
@@ -868,44 +880,28 @@ struct BufferLoadLowering : GpuPattern<BufferLoadOp> {
           [&](OpBuilder &eb) { return zeroOf(eb, loc, element); });
     };
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    SmallVector<Value> elements;
-    for (int64_t r = 0; r < t.registers; r += n) {
-      SmallVector<Value> offsets, active;
-      for (int64_t i = 0; i < n; ++i) {
-        auto [offset, inRange] = bufferElement(rw, loc, adaptor.getOffsets(), adaptor.getMask(), count, r + i);
-        offsets.push_back(offset);
-        active.push_back(inRange);
-      }
-      if (n == 1) {
-        elements.push_back(loadOne(rw, offsets[0], active[0]));
-        continue;
-      }
-      Value fast = bufferGroupFast(rw, loc, ctx, base, element, offsets[0], active, n);
-      auto group = vectorOrElements(
-          rw, loc, fast,
-          [&](OpBuilder &b) {
-            VectorType type = VectorType::get({n}, memory);
-            Value v = ctx.amd ? Value(ROCDL::RawPtrBufferLoadOp::create(
-                                    b, loc, type, base, amdBufferOffset(b, loc, offsets[0], active[0], element), zero,
-                                    zero, nullptr, nullptr, nullptr))
-                              : Value(LLVM::LoadOp::create(
-                                    b, loc, type,
-                                    globalAddress(b, loc, base, element,
-                                                  arith::ExtUIOp::create(b, loc, b.getI64Type(), offsets[0])),
-                                    bytesOf(element, n)));
-            SmallVector<Value> values;
-            for (int64_t i = 0; i < n; ++i)
-              values.push_back(fromMemory(b, loc, extract(b, loc, v, i), element));
-            return values;
-          },
-          [&](OpBuilder &b) {
-            SmallVector<Value> values;
-            for (int64_t i = 0; i < n; ++i)
-              values.push_back(loadOne(b, offsets[i], active[i]));
-            return values;
-          });
-      elements.append(group.begin(), group.end());
-    }
+    SmallVector<Value> offsets(t.registers), active(t.registers);
+    auto elements = accessInGroups(
+        rw, loc, t.registers, n,
+        [&](int64_t r) -> Value {
+          for (int64_t i = 0; i < n; ++i)
+            std::tie(offsets[r + i], active[r + i]) =
+                bufferElement(rw, loc, adaptor.getOffsets(), adaptor.getMask(), count, r + i);
+          return n == 1 ? Value() : bufferGroupFast(rw, loc, ctx, base, element, offsets[r], ArrayRef(active).slice(r, n), n);
+        },
+        [&](OpBuilder &b, int64_t r) {
+          VectorType type = VectorType::get({n}, memory);
+          Value v = ctx.amd ? Value(ROCDL::RawPtrBufferLoadOp::create(
+                                  b, loc, type, base, amdBufferOffset(b, loc, offsets[r], active[r], element), zero,
+                                  zero, nullptr, nullptr, nullptr))
+                            : Value(LLVM::LoadOp::create(
+                                  b, loc, type,
+                                  globalAddress(b, loc, base, element,
+                                                arith::ExtUIOp::create(b, loc, b.getI64Type(), offsets[r])),
+                                  bytesOf(element, n)));
+          return unpackLoaded(b, loc, v, element);
+        },
+        [&](OpBuilder &b, int64_t r) { return SmallVector<Value>{loadOne(b, offsets[r], active[r])}; });
     rw.replaceOp(op, fromElements(rw, loc, t.vectorType, elements));
     return success();
   }
@@ -931,39 +927,34 @@ struct BufferStoreLowering : GpuPattern<BufferStoreOp> {
       });
     };
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    for (int64_t r = 0; r < t.registers; r += n) {
-      SmallVector<Value> offsets, active, values;
-      for (int64_t i = 0; i < n; ++i) {
-        auto [offset, inRange] = bufferElement(rw, loc, adaptor.getOffsets(), adaptor.getMask(), count, r + i);
-        offsets.push_back(offset);
-        active.push_back(andOf(rw, loc, inRange, ownerMask(rw, loc, ctx, t, r + i)));
-        values.push_back(toMemory(rw, loc, extract(rw, loc, adaptor.getValue(), r + i)));
-      }
-      if (n == 1) {
-        storeOne(rw, values[0], offsets[0], active[0]);
-        continue;
-      }
-      Value fast = bufferGroupFast(rw, loc, ctx, base, element, offsets[0], active, n);
-      scf::IfOp::create(
-          rw, loc, fast,
-          [&](OpBuilder &b, Location l) {
-            Value v = fromElements(b, l, VectorType::get({n}, memory), values);
-            if (ctx.amd)
-              ROCDL::RawPtrBufferStoreOp::create(b, l, v, base, amdBufferOffset(b, l, offsets[0], active[0], element),
-                                                 zero, zero, nullptr, nullptr, nullptr);
-            else
-              LLVM::StoreOp::create(b, l, v,
-                                    globalAddress(b, l, base, element,
-                                                  arith::ExtUIOp::create(b, l, b.getI64Type(), offsets[0])),
-                                    bytesOf(element, n));
-            scf::YieldOp::create(b, l);
-          },
-          [&](OpBuilder &b, Location l) {
-            for (int64_t i = 0; i < n; ++i)
-              storeOne(b, values[i], offsets[i], active[i]);
-            scf::YieldOp::create(b, l);
-          });
-    }
+    SmallVector<Value> offsets(t.registers), active(t.registers), values(t.registers);
+    accessInGroups(
+        rw, loc, t.registers, n,
+        [&](int64_t r) -> Value {
+          for (int64_t i = 0; i < n; ++i) {
+            auto [offset, inRange] = bufferElement(rw, loc, adaptor.getOffsets(), adaptor.getMask(), count, r + i);
+            offsets[r + i] = offset;
+            active[r + i] = andOf(rw, loc, inRange, ownerMask(rw, loc, ctx, t, r + i));
+            values[r + i] = toMemory(rw, loc, extract(rw, loc, adaptor.getValue(), r + i));
+          }
+          return n == 1 ? Value() : bufferGroupFast(rw, loc, ctx, base, element, offsets[r], ArrayRef(active).slice(r, n), n);
+        },
+        [&](OpBuilder &b, int64_t r) {
+          Value v = fromElements(b, loc, VectorType::get({n}, memory), ArrayRef(values).slice(r, n));
+          if (ctx.amd)
+            ROCDL::RawPtrBufferStoreOp::create(b, loc, v, base, amdBufferOffset(b, loc, offsets[r], active[r], element),
+                                               zero, zero, nullptr, nullptr, nullptr);
+          else
+            LLVM::StoreOp::create(
+                b, loc, v,
+                globalAddress(b, loc, base, element, arith::ExtUIOp::create(b, loc, b.getI64Type(), offsets[r])),
+                bytesOf(element, n));
+          return SmallVector<Value>{};
+        },
+        [&](OpBuilder &b, int64_t r) {
+          storeOne(b, values[r], offsets[r], active[r]);
+          return SmallVector<Value>{};
+        });
     rw.eraseOp(op);
     return success();
   }
