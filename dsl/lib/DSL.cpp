@@ -859,9 +859,9 @@ Shared wavetile::dsl::sharedSlice(Shared source, Operand index, SourceLoc loc) {
     fail(loc, "sharedSlice needs a buffer of rank >= 2 and an i32 scalar index");
     return slice;
   }
-  auto type = wavetile::tile::SharedType::get(Shape(shape.begin() + 1, shape.end()), typeOf(source.element));
-  slice.handle = wavetile::tile::SharedSliceOp::create(b(), locOf(loc), type,
-                                                       mlir::Value::getFromOpaquePointer(source.handle), unwrap(i))
+  auto sourceValue = mlir::Value::getFromOpaquePointer(source.handle);
+  auto type = mlir::cast<wavetile::tile::SharedType>(sourceValue.getType()).entryType();
+  slice.handle = wavetile::tile::SharedSliceOp::create(b(), locOf(loc), type, sourceValue, unwrap(i))
                      .getResult()
                      .getAsOpaquePointer();
   return slice;

@@ -311,12 +311,44 @@ SmallVector<SmallVector<Value>> coordinates(OpBuilder &b, Location loc, const Ke
   return result;
 }
 
+/// Unsigned i32 arithmetic emitted as IR. Index formulas that are also evaluated at compile
+/// time (ConstantArith, to prove accesses contiguous or aligned) are written once as
+/// templates over both.
+struct IRArith {
+  OpBuilder &b;
+  Location loc;
+  Value constant(int64_t v) const { return i32Const(b, loc, v); }
+  Value add(Value x, Value y) const { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) const { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) const { return arith::DivUIOp::create(b, loc, x, y); }
+  Value rem(Value x, Value y) const { return arith::RemUIOp::create(b, loc, x, y); }
+  Value bitXor(Value x, Value y) const { return arith::XOrIOp::create(b, loc, x, y); }
+};
+
+struct ConstantArith {
+  int64_t constant(int64_t v) const { return v; }
+  int64_t add(int64_t x, int64_t y) const { return x + y; }
+  int64_t mul(int64_t x, int64_t y) const { return x * y; }
+  int64_t div(int64_t x, int64_t y) const { return x / y; }
+  int64_t rem(int64_t x, int64_t y) const { return x % y; }
+  int64_t bitXor(int64_t x, int64_t y) const { return x ^ y; }
+};
+
 /// Row-major linear index of `coords` in `shape`.
-Value linearIndex(OpBuilder &b, Location loc, ArrayRef<Value> coords, ArrayRef<int64_t> shape) {
-  Value linear = i32Const(b, loc, 0);
+template <typename Arith, typename T>
+T linearIndexWith(const Arith &a, ArrayRef<T> coords, ArrayRef<int64_t> shape) {
+  T linear = a.constant(0);
   for (auto [c, dim] : llvm::zip(coords, shape))
-    linear = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, linear, i32Const(b, loc, dim)), c);
+    linear = a.add(a.mul(linear, a.constant(dim)), c);
   return linear;
+}
+
+Value linearIndex(OpBuilder &b, Location loc, ArrayRef<Value> coords, ArrayRef<int64_t> shape) {
+  return linearIndexWith(IRArith{b, loc}, coords, shape);
+}
+
+int64_t linearOf(ArrayRef<int64_t> coords, ArrayRef<int64_t> shape) {
+  return linearIndexWith(ConstantArith{}, coords, shape);
 }
 
 /// Whether this thread is the one owner of register `r`'s element among the threads that
@@ -372,6 +404,256 @@ Value loadShared(OpBuilder &b, Location loc, Value view, Value linear, Type elem
 
 void barrier(OpBuilder &b, Location loc) { gpu::BarrierOp::create(b, loc); }
 
+SmallVector<int64_t> delinearize(int64_t linear, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> coords(shape.size());
+  for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+    coords[d] = linear % shape[d];
+    linear /= shape[d];
+  }
+  return coords;
+}
+
+/// Position of tile coordinates in a shared buffer, with its swizzle and padding.
+template <typename Arith, typename T>
+T sharedIndexWith(const Arith &a, SharedType type, ArrayRef<T> coords) {
+  auto layout = dyn_cast_or_null<SharedLayoutAttr>(type.getEncoding());
+  ArrayRef<int64_t> shape = type.getShape();
+  if (!layout || shape.size() < 2)
+    return linearIndexWith(a, coords, shape);
+  unsigned fast = layout.getOrder()[0], slow = layout.getOrder()[1];
+  // Swizzle the vec-groups of the fastest dimension by the row (slower dimension) phase.
+  T phase = a.rem(a.div(coords[slow], a.constant(layout.getPerPhase())), a.constant(layout.getMaxPhase()));
+  T vec = a.constant(layout.getVec());
+  T group = a.bitXor(a.div(coords[fast], vec), phase);
+  SmallVector<T> swizzled(coords);
+  swizzled[fast] = a.add(a.mul(group, vec), a.rem(coords[fast], vec));
+  SmallVector<int64_t> padded(shape);
+  padded[fast] += layout.getPadding();
+  return linearIndexWith(a, ArrayRef<T>(swizzled), padded);
+}
+
+Value sharedIndex(OpBuilder &b, Location loc, SharedType type, ArrayRef<Value> coords) {
+  return sharedIndexWith(IRArith{b, loc}, type, coords);
+}
+
+int64_t sharedOffset(SharedType type, ArrayRef<int64_t> coords) {
+  return sharedIndexWith(ConstantArith{}, type, coords);
+}
+
+/// Byte alignment of every workgroup buffer (shared allocations and the scratch).
+constexpr int64_t kSharedAlignment = 16;
+
+int64_t sharedElements(SharedType type) {
+  int64_t n = 1;
+  auto layout = dyn_cast_or_null<SharedLayoutAttr>(type.getEncoding());
+  for (auto [d, dim] : llvm::enumerate(type.getShape()))
+    n *= dim + (layout && type.getRank() >= 2 && d == layout.getOrder()[0] ? layout.getPadding() : 0);
+  return n;
+}
+
+/// Bytes a view of `source` is known to be aligned to: allocations are
+/// kSharedAlignment-aligned and a slice starts at a multiple of its own size.
+int64_t sharedViewAlignment(SharedType source) {
+  int64_t bytes = sharedElements(source) * bytesOf(source.getElementType(), 1);
+  return std::min<int64_t>(kSharedAlignment, int64_t(1) << llvm::countr_zero(uint64_t(bytes)));
+}
+
+/// The largest n such that, in every thread, each group of n registers sits at n
+/// consecutive positions of `source` (after its swizzle) starting at a multiple of n, within
+/// 128 bits and within the view's alignment. Such a group is one aligned vector access.
+int64_t sharedVectorWidth(const ThreadTile &t, SharedType source) {
+  ArrayRef<int64_t> shape = t.type.getShape();
+  if (source.getShape() != shape)
+    return 1;
+  int64_t bytes = bytesOf(t.type.getElementType(), 1);
+  for (int64_t n = sharedViewAlignment(source) / bytes; n > 1; n /= 2) {
+    if (t.registers % n)
+      continue;
+    bool grouped = true;
+    for (int64_t warp = 0; grouped && warp < t.numWarps(); ++warp)
+      for (int64_t lane = 0; grouped && lane < t.warpSize(); ++lane)
+        for (int64_t r = 0; grouped && r < t.registers; r += n) {
+          int64_t first = sharedOffset(source, delinearize(t.elementAt(r, lane, warp), shape));
+          grouped = first % n == 0;
+          for (int64_t i = 1; grouped && i < n; ++i)
+            grouped = sharedOffset(source, delinearize(t.elementAt(r + i, lane, warp), shape)) == first + i;
+        }
+    if (grouped)
+      return n;
+  }
+  return 1;
+}
+
+/// The shared-memory (address space 3) pointer of element `index` of a workgroup memref.
+Value sharedAddress(OpBuilder &b, Location loc, Value buffer, Value index, Type element) {
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  Value offset = memref::ExtractStridedMetadataOp::create(b, loc, buffer).getOffset();
+  Value elements = arith::AddIOp::create(b, loc, offset, toIndex(b, loc, index));
+  auto shared = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  Value address = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), base);
+  Value pointer = LLVM::IntToPtrOp::create(b, loc, Type(shared), address);
+  return LLVM::GEPOp::create(b, loc, shared, memoryType(element), pointer,
+                             ValueRange{arith::IndexCastUIOp::create(b, loc, b.getI64Type(), elements)});
+}
+
+/// Writes a distributed tile into a shared buffer of its shape, with one vector store per
+/// group of registers that sits contiguously in the buffer.
+void storeTileToShared(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTile &t, Value vector,
+                       SharedType type, Value view) {
+  Type element = t.type.getElementType();
+  auto coords = coordinates(b, loc, ctx, t);
+  int64_t n = sharedVectorWidth(t, type);
+  for (int64_t r = 0; r < t.registers; r += n) {
+    Value index = sharedIndex(b, loc, type, coords[r]);
+    if (n == 1) {
+      storeShared(b, loc, view, index, extract(b, loc, vector, r));
+      continue;
+    }
+    SmallVector<Value> group;
+    for (int64_t i = 0; i < n; ++i)
+      group.push_back(toMemory(b, loc, extract(b, loc, vector, r + i)));
+    vector::StoreOp::create(b, loc, fromElements(b, loc, VectorType::get({n}, memoryType(element)), group), view,
+                            ValueRange{toIndex(b, loc, index)}, /*nontemporal=*/false, llvm::Align(bytesOf(element, n)));
+  }
+}
+
+/// How `ldmatrix` (PTX ISA, warp-level matrix load) fills a thread's registers from shared
+/// memory. Each pair of 16-bit registers must be one 32-bit fragment of an 8x8 matrix whose
+/// rows are 16 contiguous, aligned bytes: lane t holds row t/4, columns 2(t%4) and 2(t%4)+1,
+/// or with `.trans` rows 2(t%4) and 2(t%4)+1 of column t/4. Lane t gives the address of row
+/// t%8 of the instruction's matrix t/8; in tile coordinates that row starts at
+/// groupBase[instruction] plus laneStep[b] for each set bit b of the lane id plus warpStep[b]
+/// for each set bit of the warp id, a decomposition checked for every lane and warp.
+struct LdMatrixPlan {
+  bool transposed = false;
+  int64_t matrices = 0; // per instruction: 1, 2 or 4
+  SmallVector<SmallVector<int64_t>> groupBase, laneStep, warpStep;
+};
+
+std::optional<LdMatrixPlan> planLdMatrix(const ThreadTile &t, SharedType source) {
+  ArrayRef<int64_t> shape = t.type.getShape();
+  if (t.warpSize() != 32 || shape.size() != 2 || source.getShape() != shape || t.registers % 2 ||
+      t.type.getElementType().getIntOrFloatBitWidth() != 16 || sharedViewAlignment(source) < 16)
+    return std::nullopt;
+  auto coordsOf = [&](int64_t reg, int64_t lane, int64_t warp) {
+    return delinearize(t.elementAt(reg, lane, warp), shape);
+  };
+  auto offsetOf = [&](int64_t reg, int64_t lane, int64_t warp) { return sharedOffset(source, coordsOf(reg, lane, warp)); };
+  int64_t pairs = t.registers / 2;
+  std::optional<bool> transposed;
+  // rowStart[pair][warp][row]: tile coordinates of the first element of that matrix row.
+  SmallVector<SmallVector<SmallVector<SmallVector<int64_t>>>> rowStart(pairs);
+  for (int64_t p = 0; p < pairs; ++p) {
+    for (int64_t w = 0; w < t.numWarps(); ++w) {
+      bool plain = true, trans = true;
+      for (int64_t lane = 0; lane < 32; ++lane) {
+        int64_t low = offsetOf(2 * p, lane, w), high = offsetOf(2 * p + 1, lane, w);
+        int64_t rowLow = offsetOf(2 * p, lane & ~3, w);
+        plain = plain && high == low + 1 && low == rowLow + 2 * (lane % 4) && rowLow % 8 == 0;
+        int64_t columnLow = offsetOf(2 * p, lane % 4, w), columnHigh = offsetOf(2 * p + 1, lane % 4, w);
+        trans = trans && low == columnLow + lane / 4 && high == columnHigh + lane / 4 && columnLow % 8 == 0 &&
+                columnHigh % 8 == 0;
+      }
+      if ((!plain && !trans) || (transposed && *transposed != !plain))
+        return std::nullopt;
+      transposed = !plain;
+      SmallVector<SmallVector<int64_t>> rows;
+      for (int64_t row = 0; row < 8; ++row)
+        rows.push_back(plain ? coordsOf(2 * p, 4 * row, w) : coordsOf(2 * p + row % 2, row / 2, w));
+      rowStart[p].push_back(std::move(rows));
+    }
+  }
+  LdMatrixPlan plan;
+  plan.transposed = *transposed;
+  plan.matrices = pairs % 4 == 0 ? 4 : pairs % 2 == 0 ? 2 : 1;
+  auto address = [&](int64_t group, int64_t warp, int64_t lane) -> ArrayRef<int64_t> {
+    return rowStart[group * plan.matrices + (lane / 8) % plan.matrices][warp][lane % 8];
+  };
+  auto difference = [](ArrayRef<int64_t> x, ArrayRef<int64_t> y) {
+    return SmallVector<int64_t>{x[0] - y[0], x[1] - y[1]};
+  };
+  for (int64_t g = 0; g < pairs / plan.matrices; ++g)
+    plan.groupBase.push_back(SmallVector<int64_t>(address(g, 0, 0)));
+  for (int64_t bit = 1; bit < 32; bit *= 2)
+    plan.laneStep.push_back(difference(address(0, 0, bit), plan.groupBase[0]));
+  for (int64_t bit = 1; bit < t.numWarps(); bit *= 2)
+    plan.warpStep.push_back(difference(address(0, bit, 0), plan.groupBase[0]));
+  for (int64_t g = 0; g < int64_t(plan.groupBase.size()); ++g)
+    for (int64_t w = 0; w < t.numWarps(); ++w)
+      for (int64_t lane = 0; lane < 32; ++lane) {
+        SmallVector<int64_t> expected(plan.groupBase[g]);
+        for (auto [steps, id] : {std::pair(&plan.laneStep, lane), std::pair(&plan.warpStep, w)})
+          for (auto [b, step] : llvm::enumerate(*steps))
+            if (id >> b & 1)
+              expected = {expected[0] + step[0], expected[1] + step[1]};
+        if (ArrayRef<int64_t>(expected) != address(g, w, lane))
+          return std::nullopt;
+      }
+  return plan;
+}
+
+/// Reads a tile with the `ldmatrix` instructions of `plan`.
+Value loadTileWithLdMatrix(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTile &t,
+                           const LdMatrixPlan &plan, SharedType type, Value view) {
+  // This lane's row-address coordinates, less the instruction's base.
+  IRArith a{b, loc};
+  SmallVector<Value> offset(2, a.constant(0));
+  for (auto [steps, id] : {std::pair(&plan.laneStep, ctx.lane), std::pair(&plan.warpStep, ctx.warp)})
+    for (auto [bit, step] : llvm::enumerate(*steps)) {
+      Value set = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, id, a.constant(bit)), a.constant(1));
+      for (int d = 0; d < 2; ++d)
+        if (step[d])
+          offset[d] = a.add(offset[d], a.mul(set, a.constant(step[d])));
+    }
+  Type element = t.type.getElementType();
+  Type word = b.getI32Type();
+  Type result = plan.matrices == 1 ? word
+                                   : LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(plan.matrices, word));
+  auto shape = NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8);
+  auto layout = plan.transposed ? NVVM::MMALayout::col : NVVM::MMALayout::row;
+  SmallVector<Value> elements;
+  for (ArrayRef<int64_t> base : plan.groupBase) {
+    SmallVector<Value> row{a.add(a.constant(base[0]), offset[0]), a.add(a.constant(base[1]), offset[1])};
+    Value address = sharedAddress(b, loc, view, sharedIndex(b, loc, type, row), element);
+    Value loaded = NVVM::LdMatrixOp::create(b, loc, result, address, plan.matrices, layout, shape,
+                                            NVVM::LdStMatrixEltType::B16);
+    for (int64_t m = 0; m < plan.matrices; ++m) {
+      Value fragment = plan.matrices == 1 ? loaded : Value(LLVM::ExtractValueOp::create(b, loc, loaded, m));
+      Value pair = LLVM::BitcastOp::create(b, loc, VectorType::get({2}, memoryType(element)), fragment);
+      for (int64_t i = 0; i < 2; ++i)
+        elements.push_back(fromMemory(b, loc, extract(b, loc, pair, i), element));
+    }
+  }
+  return fromElements(b, loc, t.vectorType, elements);
+}
+
+/// Reads a distributed tile from a shared buffer of its shape: with `ldmatrix` where its
+/// fragments are the thread's registers (NVIDIA), else one vector load per group of
+/// registers that sits contiguously in the buffer.
+Value loadTileFromShared(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTile &t, SharedType type,
+                         Value view) {
+  if (!ctx.amd)
+    if (auto plan = planLdMatrix(t, type))
+      return loadTileWithLdMatrix(b, loc, ctx, t, *plan, type, view);
+  Type element = t.type.getElementType();
+  auto coords = coordinates(b, loc, ctx, t);
+  int64_t n = sharedVectorWidth(t, type);
+  SmallVector<Value> elements;
+  for (int64_t r = 0; r < t.registers; r += n) {
+    Value index = sharedIndex(b, loc, type, coords[r]);
+    if (n == 1) {
+      elements.push_back(loadShared(b, loc, view, index, element));
+      continue;
+    }
+    Value group = vector::LoadOp::create(b, loc, VectorType::get({n}, memoryType(element)), view,
+                                         ValueRange{toIndex(b, loc, index)}, /*nontemporal=*/false,
+                                         llvm::Align(bytesOf(element, n)));
+    for (int64_t i = 0; i < n; ++i)
+      elements.push_back(fromMemory(b, loc, extract(b, loc, group, i), element));
+  }
+  return fromElements(b, loc, t.vectorType, elements);
+}
+
 /// Writes every register of `t` at its row-major position in a scratch view.
 Value spillToScratch(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTile &t, Value vector,
                      int64_t byteOffset = 0) {
@@ -410,22 +692,6 @@ struct Movement {
     return in;
   }
 };
-
-int64_t linearOf(ArrayRef<int64_t> coords, ArrayRef<int64_t> shape) {
-  int64_t linear = 0;
-  for (auto [c, d] : llvm::zip(coords, shape))
-    linear = linear * d + c;
-  return linear;
-}
-
-SmallVector<int64_t> delinearize(int64_t linear, ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> coords(shape.size());
-  for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
-    coords[d] = linear % shape[d];
-    linear /= shape[d];
-  }
-  return coords;
-}
 
 int64_t inputLinear(const Movement &m, int64_t outLinear, ArrayRef<int64_t> outShape, ArrayRef<int64_t> inShape) {
   if (m.kind == Movement::Kind::SameOrder)
@@ -468,6 +734,18 @@ Value move(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTil
     return fromElements(b, loc, out.vectorType, elements);
   }
   barrier(b, loc); // the scratch may still be read by an earlier movement
+  if (m.kind == Movement::Kind::SameOrder && in.type.getShape() == out.type.getShape()) {
+    // A layout change: the tile is staged whole, swizzled when dot operands will read it.
+    Type element = in.type.getElementType();
+    Attribute swizzle;
+    if (isa<DotOperandLayoutAttr>(out.type.getEncoding()))
+      swizzle = operandSharedLayout(b.getContext(), in.type.getShape(), element);
+    auto staging = SharedType::get(b.getContext(), in.type.getShape(), element, swizzle);
+    Value view = scratchView(b, loc, ctx, element, in.type.getNumElements());
+    storeTileToShared(b, loc, ctx, in, input, staging, view);
+    barrier(b, loc);
+    return loadTileFromShared(b, loc, ctx, out, staging, view);
+  }
   Value view = spillToScratch(b, loc, ctx, in, input);
   barrier(b, loc);
   auto outCoords = coordinates(b, loc, ctx, out);
@@ -964,39 +1242,6 @@ struct BufferStoreLowering : GpuPattern<BufferStoreOp> {
 // Shared memory
 //===----------------------------------------------------------------------===//
 
-/// Position of tile coordinates in a shared buffer, with its swizzle and padding.
-Value sharedIndex(OpBuilder &b, Location loc, SharedType type, ArrayRef<Value> coords) {
-  auto layout = dyn_cast_or_null<SharedLayoutAttr>(type.getEncoding());
-  ArrayRef<int64_t> shape = type.getShape();
-  if (!layout || shape.size() < 2)
-    return linearIndex(b, loc, coords, shape);
-  unsigned fast = layout.getOrder()[0], slow = layout.getOrder()[1];
-  // Swizzle the vec-groups of the fastest dimension by the row (slower dimension) phase.
-  Value row = coords[slow];
-  Value phase = arith::RemUIOp::create(b, loc, arith::DivUIOp::create(b, loc, row, i32Const(b, loc, layout.getPerPhase())),
-                                       i32Const(b, loc, layout.getMaxPhase()));
-  Value vec = i32Const(b, loc, layout.getVec());
-  Value group = arith::XOrIOp::create(b, loc, arith::DivUIOp::create(b, loc, coords[fast], vec), phase);
-  Value column = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, group, vec),
-                                       arith::RemUIOp::create(b, loc, coords[fast], vec));
-  SmallVector<Value> swizzled(coords);
-  swizzled[fast] = column;
-  SmallVector<int64_t> padded(shape);
-  padded[fast] += layout.getPadding();
-  return linearIndex(b, loc, swizzled, padded);
-}
-
-/// Byte alignment of every workgroup buffer (shared allocations and the scratch).
-constexpr int64_t kSharedAlignment = 16;
-
-int64_t sharedElements(SharedType type) {
-  int64_t n = 1;
-  auto layout = dyn_cast_or_null<SharedLayoutAttr>(type.getEncoding());
-  for (auto [d, dim] : llvm::enumerate(type.getShape()))
-    n *= dim + (layout && type.getRank() >= 2 && d == layout.getOrder()[0] ? layout.getPadding() : 0);
-  return n;
-}
-
 struct SharedAllocLowering : GpuPattern<SharedAllocOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(SharedAllocOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
@@ -1009,67 +1254,18 @@ struct SharedAllocLowering : GpuPattern<SharedAllocOp> {
 struct SharedStoreLowering : GpuPattern<SharedStoreOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(SharedStoreOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
-    Location loc = op.getLoc();
-    ThreadTile t = threadTile(op.getValue().getType());
-    auto coords = coordinates(rw, loc, ctx, t);
-    for (int64_t r = 0; r < t.registers; ++r)
-      storeShared(rw, loc, adaptor.getDest(), sharedIndex(rw, loc, op.getDest().getType(), coords[r]),
-                  extract(rw, loc, adaptor.getValue(), r));
+    storeTileToShared(rw, op.getLoc(), ctx, threadTile(op.getValue().getType()), adaptor.getValue(),
+                      op.getDest().getType(), adaptor.getDest());
     rw.eraseOp(op);
     return success();
   }
 };
 
-/// The largest n such that, in every thread, each group of n registers holds n consecutive
-/// row-major elements starting at a multiple of n, within 128 bits and within the alignment a
-/// view of `source` is known to have (allocations are kSharedAlignment-aligned; a slice starts
-/// at a multiple of its own size). Such a group is one aligned vector access.
-int64_t sharedVectorWidth(const ThreadTile &t, SharedType source) {
-  if (source.getEncoding() || source.getShape() != t.type.getShape())
-    return 1;
-  int64_t bytes = bytesOf(t.type.getElementType(), 1);
-  int64_t viewAlignment = std::min<int64_t>(kSharedAlignment, int64_t(1) << llvm::countr_zero(uint64_t(
-                                                                  sharedElements(source) * bytes)));
-  for (int64_t n = std::min<int64_t>(16, viewAlignment) / bytes; n > 1; n /= 2) {
-    if (t.registers % n)
-      continue;
-    bool grouped = true;
-    for (int64_t warp = 0; grouped && warp < t.numWarps(); ++warp)
-      for (int64_t lane = 0; grouped && lane < t.warpSize(); ++lane)
-        for (int64_t r = 0; grouped && r < t.registers; r += n) {
-          int64_t first = t.elementAt(r, lane, warp);
-          grouped = first % n == 0;
-          for (int64_t i = 1; grouped && i < n; ++i)
-            grouped = t.elementAt(r + i, lane, warp) == first + i;
-        }
-    if (grouped)
-      return n;
-  }
-  return 1;
-}
-
 struct SharedLoadLowering : GpuPattern<SharedLoadOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(SharedLoadOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
-    Location loc = op.getLoc();
-    ThreadTile t = threadTile(op.getType());
-    Type element = t.type.getElementType();
-    auto coords = coordinates(rw, loc, ctx, t);
-    int64_t n = sharedVectorWidth(t, op.getSource().getType());
-    SmallVector<Value> elements;
-    for (int64_t r = 0; r < t.registers; r += n) {
-      Value index = sharedIndex(rw, loc, op.getSource().getType(), coords[r]);
-      if (n == 1) {
-        elements.push_back(loadShared(rw, loc, adaptor.getSource(), index, element));
-        continue;
-      }
-      Value group = vector::LoadOp::create(rw, loc, VectorType::get({n}, memoryType(element)), adaptor.getSource(),
-                                           ValueRange{toIndex(rw, loc, index)}, /*nontemporal=*/false,
-                                           llvm::Align(bytesOf(element, n)));
-      for (int64_t i = 0; i < n; ++i)
-        elements.push_back(fromMemory(rw, loc, extract(rw, loc, group, i), element));
-    }
-    rw.replaceOp(op, fromElements(rw, loc, t.vectorType, elements));
+    rw.replaceOp(op, loadTileFromShared(rw, op.getLoc(), ctx, threadTile(op.getType()), op.getSource().getType(),
+                                        adaptor.getSource()));
     return success();
   }
 };
@@ -1090,18 +1286,6 @@ struct SharedSliceLowering : GpuPattern<SharedSliceOp> {
     return success();
   }
 };
-
-/// The shared-memory (address space 3) pointer of element `index` of a workgroup memref.
-Value sharedAddress(OpBuilder &b, Location loc, Value buffer, Value index, Type element) {
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  Value offset = memref::ExtractStridedMetadataOp::create(b, loc, buffer).getOffset();
-  Value elements = arith::AddIOp::create(b, loc, offset, toIndex(b, loc, index));
-  auto shared = LLVM::LLVMPointerType::get(b.getContext(), 3);
-  Value address = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), base);
-  Value pointer = LLVM::IntToPtrOp::create(b, loc, Type(shared), address);
-  return LLVM::GEPOp::create(b, loc, shared, memoryType(element), pointer,
-                             ValueRange{arith::IndexCastUIOp::create(b, loc, b.getI64Type(), elements)});
-}
 
 /// Each thread copies the destination elements that the offsets' layout gives it, in groups
 /// of 4, 8 or 16 contiguous bytes where both addresses are aligned. On NVIDIA a group goes

@@ -10,19 +10,27 @@
 // CDNA3-COUNT-4:   amdgpu.mfma 32x32x8 {{.*}} : vector<4xbf16>, vector<4xbf16>, vector<16xf32>
 // CDNA3-NOT:       amdgpu.mfma
 // CDNA3:           scf.yield
-// 64x64x32, warps 4x1, m16n8k16 atoms: each warp 16 rows x 8 column blocks, 2 K steps.
+// 64x64x32, warps 2x2, m16n8k16 atoms: each warp 2 row blocks x 4 column blocks, 2 K steps.
 // SM90-LABEL:    gpu.func @gemm_tile
 // SM90:          scf.for
+// The loads' blocked tiles reach the operand layouts through a swizzled stage read by ldmatrix.
+// SM90-COUNT-4:    nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<row>
+// SM90-COUNT-4:    nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<col>
 // SM90-COUNT-16:   nvvm.mma.sync A[{{.*}}, {{.*}}, {{.*}}, {{.*}}] B[{{.*}}, {{.*}}] C[{{.*}}, {{.*}}, {{.*}}, {{.*}}] {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
 // SM90-NOT:        nvvm.mma.sync
 // SM90:            scf.yield
 
-// Operands read straight from shared memory: A's k-pairs are adjacent in the row-major
-// stage, so each pair is one 4-byte-aligned load (8 per thread); B's pairs run down a column
-// and stay element loads (64 per thread) until ldmatrix.trans.
+// Operands read straight from shared memory with ldmatrix: in each warp's 32x32 block, A's
+// 8x8 fragments are rows of the row-major stage (4 x4), B's run down its columns
+// (4 x4.trans); no element loads remain.
 // SM90-LABEL:    gpu.func @operands_from_shared
 // SM90-SAME:       workgroup({{.*}} : memref<2048xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}
 // SM90:          scf.for
-// SM90-COUNT-8:    vector.load {{.*}} {alignment = 4 : i64} : memref<2048xbf16, #gpu.address_space<workgroup>>, vector<2xbf16>
-// SM90-COUNT-64:   memref.load {{.*}} : memref<2048xbf16, #gpu.address_space<workgroup>>
+// SM90-COUNT-4:    nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>
+// SM90-COUNT-4:    nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<col>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>
+// SM90-NOT:        nvvm.ldmatrix
+// SM90-NOT:        memref.load
 // SM90-COUNT-16:   nvvm.mma.sync
+// SM90-NOT:        nvvm.mma.sync
+// SM90:            scf.yield
+// SM90-LABEL:    gpu.func @stages_through_slices

@@ -66,9 +66,11 @@ func.func @replicated(%y: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warp
 // CHECK-SAME:    workgroup(%[[BUF:.*]] : memref<2048xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK:         gpu.barrier
 // CHECK:         %[[VIEW:.*]] = memref.view %[[BUF]][%{{.*}}][] : memref<2048xi8, #gpu.address_space<workgroup>> to memref<512xf32, #gpu.address_space<workgroup>>
-// CHECK-COUNT-4: memref.store %{{.*}}, %[[VIEW]]
+// CHECK:         vector.store %{{.*}}, %[[VIEW]][%{{.*}}] {alignment = 16 : i64} : {{.*}}, vector<4xf32>
+// CHECK-NOT:     memref.store
 // CHECK:         gpu.barrier
-// CHECK-COUNT-2: memref.load %[[VIEW]]
+// CHECK:         vector.load %[[VIEW]][%{{.*}}] {alignment = 8 : i64} : {{.*}}, vector<2xf32>
+// CHECK-NOT:     memref.load
 // CHECK-NOT:     gpu.barrier
 // CHECK-NOT:     memref.view
 // CHECK:         gpu.return

@@ -269,12 +269,12 @@ func.func @layouts(%x: tensor<64xf32, #a>) -> tensor<64xf32, #b> {
 // CHECK:         memref.store %{{.*}}, %[[ENTRY]][%{{.*}}, %{{.*}}] : memref<4x8xf32, strided<[8, 1], offset: ?>>
 func.func @shared(%p: !tile.ptr<f32>, %o: tensor<4x8xi32>, %m: tensor<4x8xi1>, %i: i32) -> tensor<4x8xf32> {
   %s = tile.shared_alloc : !tile.shared<2x4x8xf32, #tile.shared_layout<vec = 4, perPhase = 1, maxPhase = 2, order = [2, 1, 0], padding = 0>>
-  %e = tile.shared_slice %s[%i] : !tile.shared<2x4x8xf32, #tile.shared_layout<vec = 4, perPhase = 1, maxPhase = 2, order = [2, 1, 0], padding = 0>> -> !tile.shared<4x8xf32>
-  %t = tile.async_copy %p[%o], %e mask %m : !tile.ptr<f32>[tensor<4x8xi32>], !tile.shared<4x8xf32>, tensor<4x8xi1>
+  %e = tile.shared_slice %s[%i] : !tile.shared<2x4x8xf32, #tile.shared_layout<vec = 4, perPhase = 1, maxPhase = 2, order = [2, 1, 0], padding = 0>> -> !tile.shared<4x8xf32, #tile.shared_layout<vec = 4, perPhase = 1, maxPhase = 2, order = [1, 0], padding = 0>>
+  %t = tile.async_copy %p[%o], %e mask %m : !tile.ptr<f32>[tensor<4x8xi32>], !tile.shared<4x8xf32, #tile.shared_layout<vec = 4, perPhase = 1, maxPhase = 2, order = [1, 0], padding = 0>>, tensor<4x8xi1>
   tile.async_wait %t pending = 0
   tile.barrier
-  %v = tile.shared_load %e : !tile.shared<4x8xf32> -> tensor<4x8xf32>
-  tile.shared_store %v, %e : tensor<4x8xf32>, !tile.shared<4x8xf32>
+  %v = tile.shared_load %e : !tile.shared<4x8xf32, #tile.shared_layout<vec = 4, perPhase = 1, maxPhase = 2, order = [1, 0], padding = 0>> -> tensor<4x8xf32>
+  tile.shared_store %v, %e : tensor<4x8xf32>, !tile.shared<4x8xf32, #tile.shared_layout<vec = 4, perPhase = 1, maxPhase = 2, order = [1, 0], padding = 0>>
   return %v : tensor<4x8xf32>
 }
 

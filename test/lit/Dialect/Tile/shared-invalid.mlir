@@ -49,6 +49,26 @@ func.func @slice_shape(%s: !tile.shared<2x16x32xf16>, %i: i32) {
 
 // -----
 
+#swizzle3 = #tile.shared_layout<vec = 8, perPhase = 1, maxPhase = 4, order = [2, 1, 0], padding = 0>
+
+func.func @slice_drops_layout(%s: !tile.shared<2x16x32xf16, #swizzle3>, %i: i32) {
+  // expected-error @+1 {{'tile.shared_slice' op result must drop dimension 0 of the source: expected '!tile.shared<16x32xf16, #tile.shared_layout<vec = 8, perPhase = 1, maxPhase = 4, order = [1, 0], padding = 0>>', got '!tile.shared<16x32xf16>'}}
+  %0 = tile.shared_slice %s[%i] : !tile.shared<2x16x32xf16, #swizzle3> -> !tile.shared<16x32xf16>
+  return
+}
+
+// -----
+
+#rows_by_stage = #tile.shared_layout<vec = 8, perPhase = 1, maxPhase = 2, order = [2, 0, 1], padding = 0>
+
+func.func @slice_swizzled_by_stage(%s: !tile.shared<2x16x32xf16, #rows_by_stage>, %i: i32) {
+  // expected-error @+1 {{'tile.shared_slice' op cannot slice '!tile.shared<2x16x32xf16, #tile.shared_layout<vec = 8, perPhase = 1, maxPhase = 2, order = [2, 0, 1], padding = 0>>': its layout swizzles or pads along dimension 0}}
+  %0 = tile.shared_slice %s[%i] : !tile.shared<2x16x32xf16, #rows_by_stage> -> !tile.shared<16x32xf16>
+  return
+}
+
+// -----
+
 func.func @slice_element(%s: !tile.shared<2x16xf16>, %i: i32) {
   // expected-error @+1 {{'tile.shared_slice' op result must drop dimension 0 of the source}}
   %0 = tile.shared_slice %s[%i] : !tile.shared<2x16xf16> -> !tile.shared<16xf32>

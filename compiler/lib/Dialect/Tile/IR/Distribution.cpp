@@ -197,3 +197,22 @@ std::optional<MmaGeometry> wavetile::tile::mmaGeometry(Attribute layout, ArrayRe
   g.reps[1] = shape[1] / colSpan;
   return g;
 }
+
+SharedLayoutAttr wavetile::tile::operandSharedLayout(MLIRContext *context, ArrayRef<int64_t> shape, Type element) {
+  // 32 banks of 4 bytes: a 128-byte line holds 8 groups of 16 bytes.
+  constexpr int64_t kPiece = 16, kPiecesPerLine = 8;
+  unsigned bits = element.getIntOrFloatBitWidth();
+  if (shape.size() < 2 || bits < 8 || bits % 8)
+    return {};
+  int64_t vec = kPiece / (bits / 8);
+  int64_t piecesPerRow = shape.back() / vec;
+  if (shape.back() % vec || piecesPerRow < 2)
+    return {};
+  // Rows sharing a line already differ in bank group; XOR separates the lines.
+  int64_t perPhase = std::max<int64_t>(1, kPiecesPerLine / piecesPerRow);
+  int64_t maxPhase = std::min<int64_t>(piecesPerRow, kPiecesPerLine / perPhase);
+  SmallVector<unsigned> order;
+  for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d)
+    order.push_back(unsigned(d));
+  return SharedLayoutAttr::get(context, unsigned(vec), unsigned(perPhase), unsigned(maxPhase), order, 0);
+}

@@ -122,6 +122,24 @@ SharedType SharedType::cloneWith(std::optional<ArrayRef<int64_t>> shape, Type el
   return SharedType::get(getContext(), shape ? *shape : getShape(), elementType, getEncoding());
 }
 
+SharedType SharedType::entryType() const {
+  ArrayRef<int64_t> shape = getShape().drop_front();
+  auto layout = dyn_cast_or_null<SharedLayoutAttr>(getEncoding());
+  if (!layout)
+    return SharedType::get(getContext(), shape, getElementType(), Attribute());
+  ArrayRef<unsigned> order = layout.getOrder();
+  // The swizzle uses the two fastest dimensions and the padding the fastest one.
+  if (getRank() < 3 || order[0] == 0 || order[1] == 0)
+    return {};
+  SmallVector<unsigned> entryOrder;
+  for (unsigned d : order)
+    if (d != 0)
+      entryOrder.push_back(d - 1);
+  auto entryLayout = SharedLayoutAttr::get(getContext(), layout.getVec(), layout.getPerPhase(), layout.getMaxPhase(),
+                                           entryOrder, layout.getPadding());
+  return SharedType::get(getContext(), shape, getElementType(), entryLayout);
+}
+
 // !tile.shared<4x64x64xf16> or !tile.shared<64x64xf16, #tile.shared_layout<...>>
 Type SharedType::parse(AsmParser &parser) {
   SmallVector<int64_t> shape;

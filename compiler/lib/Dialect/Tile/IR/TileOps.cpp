@@ -223,9 +223,11 @@ LogicalResult SharedSliceOp::verify() {
   SharedType source = getSource().getType(), result = getResult().getType();
   if (source.getRank() < 2)
     return emitOpError() << "slicing needs a shared buffer of rank >= 2";
-  if (result.getShape() != source.getShape().drop_front() ||
-      result.getElementType() != source.getElementType())
-    return emitOpError() << "result must drop dimension 0 of the source";
+  SharedType entry = source.entryType();
+  if (!entry)
+    return emitOpError() << "cannot slice " << source << ": its layout swizzles or pads along dimension 0";
+  if (result != entry)
+    return emitOpError() << "result must drop dimension 0 of the source: expected " << entry << ", got " << result;
   return success();
 }
 

@@ -65,6 +65,7 @@ public:
       return failure();
     kernel.walk([&](Operation *op) { convertOperands(op); });
     mergeIndexCopies();
+    kernel.walk([&](SharedAllocOp alloc) { swizzleOperandStage(alloc); });
     return success();
   }
 
@@ -216,13 +217,24 @@ private:
     for (const auto *atom : candidates) {
       if (m % atom->m || n % atom->n || k % atom->k)
         continue;
-      int64_t warpsM = numWarps;
-      while (warpsM > 1 && m % (atom->m * warpsM) != 0)
-        warpsM /= 2;
-      int64_t warpsN = numWarps / warpsM;
-      if (n % (atom->n * warpsN) != 0)
+      // Of the warp splits the tile divides, the one whose warps read the fewest operand
+      // elements per K step (m/warpsM rows of A plus n/warpsN columns of B); ties go to
+      // more warps along M.
+      std::optional<std::pair<int64_t, int64_t>> best;
+      int64_t bestReads = 0;
+      for (int64_t warpsM = numWarps; warpsM >= 1; warpsM /= 2) {
+        int64_t warpsN = numWarps / warpsM;
+        if (warpsM * warpsN != numWarps || m % (atom->m * warpsM) || n % (atom->n * warpsN))
+          continue;
+        int64_t reads = m / warpsM + n / warpsN;
+        if (!best || reads < bestReads) {
+          best = {warpsM, warpsN};
+          bestReads = reads;
+        }
+      }
+      if (!best)
         continue;
-      return MmaLayoutAttr::get(context, atom->name, {unsigned(warpsM), unsigned(warpsN)});
+      return MmaLayoutAttr::get(context, atom->name, {unsigned(best->first), unsigned(best->second)});
     }
     return {};
   }
@@ -254,6 +266,38 @@ private:
   void loadOperandDirectly(Value operand, Attribute layout) {
     if (isa_and_nonnull<SharedLoadOp>(operand.getDefiningOp()) && operand.hasOneUse())
       desired.try_emplace(operand, layout);
+  }
+
+  /// A shared buffer that only stages dot operands (written by copies or stores, read by
+  /// shared_loads into dot-operand layouts) gets the swizzle that makes those reads free of
+  /// bank conflicts. Buffers with a layout of their own are left as they are.
+  void swizzleOperandStage(SharedAllocOp alloc) {
+    SharedType type = alloc.getType();
+    if (type.getEncoding() || type.getRank() < 2)
+      return;
+    SmallVector<Value> views{alloc.getResult()};
+    bool readsOperands = false;
+    for (size_t i = 0; i < views.size(); ++i)
+      for (Operation *user : views[i].getUsers()) {
+        if (auto slice = dyn_cast<SharedSliceOp>(user)) {
+          if (slice.getSource().getType().getRank() < 3)
+            return; // a 1-D entry cannot keep a row swizzle
+          views.push_back(slice.getResult());
+        } else if (auto load = dyn_cast<SharedLoadOp>(user)) {
+          if (!isa<DotOperandLayoutAttr>(layoutOf(load.getResult())))
+            return;
+          readsOperands = true;
+        } else if (!isa<AsyncCopyOp, SharedStoreOp>(user)) {
+          return;
+        }
+      }
+    SharedLayoutAttr swizzle = operandSharedLayout(context, type.getShape(), type.getElementType());
+    if (!readsOperands || !swizzle)
+      return;
+    // Views are in creation order, so each slice's source is retyped before the slice.
+    alloc.getResult().setType(SharedType::get(context, type.getShape(), type.getElementType(), swizzle));
+    for (Value view : ArrayRef<Value>(views).drop_front())
+      view.setType(cast<SharedSliceOp>(view.getDefiningOp()).getSource().getType().entryType());
   }
 
   Attribute defaultLayout(RankedTensorType type) {

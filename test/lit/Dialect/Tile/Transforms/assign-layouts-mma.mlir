@@ -8,10 +8,14 @@
 // RUN: %wavetile-opt %s -allow-unregistered-dialect -tile-assign-layouts="warp-size=64" | FileCheck %s --check-prefix=NOTARGET
 
 // 64x64x32 with 4 warps: 32x32 atoms split 2x2 on CDNA (gfx950 has the K=16 one), m16n8k16
-// warps 4x1 on sm_90.
+// atoms 2x2 on sm_90 too (4x1 would divide as well, but then every warp reads all of B:
+// 16 + 64 operand rows/columns per warp instead of 32 + 32).
 // CDNA3-DAG: #[[MMA:[a-z_0-9]+]] = #tile.mma<atom = "gfx942.mfma_f32_32x32x8_bf16", warpsPerBlock = [2, 2]>
+// CDNA3-DAG: #[[SWZ64B:[a-z_0-9]+]] = #tile.shared_layout<vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0], padding = 0>
+// CDNA3-DAG: #[[SWZ128B:[a-z_0-9]+]] = #tile.shared_layout<vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0], padding = 0>
+// CDNA3-DAG: #[[SWZ64B3:[a-z_0-9]+]] = #tile.shared_layout<vec = 8, perPhase = 2, maxPhase = 4, order = [2, 1, 0], padding = 0>
 // CDNA4-DAG: #[[MMA:[a-z_0-9]+]] = #tile.mma<atom = "gfx950.mfma_f32_32x32x16_bf16", warpsPerBlock = [2, 2]>
-// SM90-DAG:  #[[MMA:[a-z_0-9]+]] = #tile.mma<atom = "sm_90.mma_m16n8k16_f32_bf16_bf16", warpsPerBlock = [4, 1]>
+// SM90-DAG:  #[[MMA:[a-z_0-9]+]] = #tile.mma<atom = "sm_90.mma_m16n8k16_f32_bf16_bf16", warpsPerBlock = [2, 2]>
 // CDNA3-DAG: #[[A:[a-z_0-9]+]] = #tile.dot_operand<operand = 0, parent = #[[MMA]]>
 // CDNA3-DAG: #[[B:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #[[MMA]]>
 // CDNA3-LABEL: func.func @gemm_tile
@@ -46,8 +50,13 @@ func.func @gemm_tile(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32
 
 // Operands read from shared memory only by the dot are read straight into the operand
 // layouts: no convert_layout between the shared loads and the dot.
+// Buffers that only stage dot operands are swizzled so that 16-byte reads of 8 rows at one
+// column hit distinct bank groups: 64-byte rows pair up (SWZ64B: perPhase 2, 4 phases),
+// 128-byte rows each get a phase of their own (SWZ128B).
 // CDNA3-LABEL: func.func @operands_from_shared
 // CDNA3-NOT:     tile.convert_layout
+// CDNA3:         tile.shared_alloc : !tile.shared<64x32xbf16, #[[SWZ64B]]>
+// CDNA3:         tile.shared_alloc : !tile.shared<32x64xbf16, #[[SWZ128B]]>
 // CDNA3:         tile.shared_load {{.*}} -> tensor<64x32xbf16, #[[A]]>
 // CDNA3-NEXT:    tile.shared_load {{.*}} -> tensor<32x64xbf16, #[[B]]>
 // CDNA3-NEXT:    tile.dot
@@ -66,5 +75,25 @@ func.func @operands_from_shared(%k: i32) attributes {tile.kernel, tile.num_warps
     scf.yield %d : tensor<64x64xf32>
   }
   "test.use"(%r) : (tensor<64x64xf32>) -> ()
+  return
+}
+
+// Multi-buffered stages are swizzled through their slices (the stage index stays the
+// slowest dimension); a buffer also read into a blocked layout keeps its plain layout.
+// CDNA3-LABEL: func.func @stages_through_slices
+// CDNA3:         %[[SA:.*]] = tile.shared_alloc : !tile.shared<2x64x32xbf16, #[[SWZ64B3]]>
+// CDNA3:         %[[SB:.*]] = tile.shared_alloc : !tile.shared<32x64xbf16>
+// CDNA3:         tile.shared_slice %[[SA]][%{{.*}}] : !tile.shared<2x64x32xbf16, #[[SWZ64B3]]> -> !tile.shared<64x32xbf16, #[[SWZ64B]]>
+func.func @stages_through_slices(%k: i32, %stage: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %zero = arith.constant 0.0 : f32
+  %acc = tile.splat %zero : f32 -> tensor<64x64xf32>
+  %sa = tile.shared_alloc : !tile.shared<2x64x32xbf16>
+  %sb = tile.shared_alloc : !tile.shared<32x64xbf16>
+  %entry = tile.shared_slice %sa[%stage] : !tile.shared<2x64x32xbf16> -> !tile.shared<64x32xbf16>
+  %ta = tile.shared_load %entry : !tile.shared<64x32xbf16> -> tensor<64x32xbf16>
+  %tb = tile.shared_load %sb : !tile.shared<32x64xbf16> -> tensor<32x64xbf16>
+  %d = tile.dot %ta, %tb, %acc : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+  %plain = tile.shared_load %sb : !tile.shared<32x64xbf16> -> tensor<32x64xbf16>
+  "test.use"(%d, %plain) : (tensor<64x64xf32>, tensor<32x64xbf16>) -> ()
   return
 }

@@ -97,6 +97,13 @@ int64_t linearElement(const BlockedGeometry &g, llvm::ArrayRef<int64_t> shape, i
 BlockedLayoutAttr defaultBlockedLayout(mlir::MLIRContext *context, llvm::ArrayRef<int64_t> shape,
                                        int64_t vector, int64_t warpSize, int64_t numWarps);
 
+/// The XOR swizzle for a shared tile whose reads take 16 bytes from each of 8 consecutive
+/// rows at one column (ldmatrix, MFMA operand reads): it places those 8 pieces in distinct
+/// 16-byte bank groups of a 128-byte bank line. Null when rows are too short to need it.
+/// The last dimension is the fastest; leading dimensions (multi-buffer stages) are slower.
+SharedLayoutAttr operandSharedLayout(mlir::MLIRContext *context, llvm::ArrayRef<int64_t> shape,
+                                     mlir::Type element);
+
 } // namespace wavetile::tile
 
 #endif

@@ -200,6 +200,10 @@ def Tile_SharedLoadOp : Tile_Op<"shared_load", [MemoryEffects<[MemRead<DefaultRe
 
 def Tile_SharedSliceOp : Tile_Op<"shared_slice", [Pure]> {
   let summary = "view of entry `index` along dimension 0 of a shared buffer (multi-buffering)";
+  let description = [{
+    The entry has the source's shape and shared layout less dimension 0. A layout whose
+    swizzle or padding involves dimension 0 cannot be sliced.
+  }];
   let arguments = (ins Tile_SharedType:$source, I32:$index);
   let results = (outs Tile_SharedType:$result);
   let assemblyFormat = "$source `[` $index `]` attr-dict `:` qualified(type($source)) `->` qualified(type($result))";

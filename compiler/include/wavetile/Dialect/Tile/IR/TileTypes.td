@@ -41,6 +41,10 @@ def Tile_SharedType : Tile_Type<"Shared", "shared", [ShapedTypeInterface]> {
     using ::mlir::ShapedType::Trait<SharedType>::hasStaticShape;
     bool hasRank() const { return true; }
     SharedType cloneWith(std::optional<::llvm::ArrayRef<int64_t>> shape, ::mlir::Type elementType) const;
+    /// The type of one entry along dimension 0 (what shared_slice returns): the shape less
+    /// dimension 0, and the layout less dimension 0. Null when the layout's swizzle or
+    /// padding involves dimension 0, which an entry cannot express.
+    SharedType entryType() const;
   }];
   let builders = [
     TypeBuilderWithInferredContext<(ins "::llvm::ArrayRef<int64_t>":$shape, "::mlir::Type":$elementType,
