@@ -118,13 +118,6 @@ std::optional<DType> dtypeHint(const Operand &operand) {
   return std::nullopt;
 }
 
-bool anyInvalid(std::initializer_list<Value> values) {
-  for (const Value &v : values)
-    if (!v.valid())
-      return true;
-  return false;
-}
-
 mlir::Value splat(mlir::Value scalar, const Shape &shape, mlir::Location loc) {
   return wavetile::tile::SplatOp::create(b(), loc, mlir::RankedTensorType::get(shape, scalar.getType()), scalar);
 }
@@ -1151,6 +1144,11 @@ KernelBuilder ModuleBuilder::kernel(const std::string &name, KernelOptions optio
   s.kernel->setAttr(wavetile::tile::TileDialect::kNumWarpsAttrName, s.builder.getI32IntegerAttr(options.numWarps));
   if (options.numWarps <= 0 || (options.numWarps & (options.numWarps - 1)))
     fail(loc, "numWarps must be a positive power of two, got " + std::to_string(options.numWarps));
+  if (options.numStages < 1)
+    fail(loc, "numStages must be at least 1, got " + std::to_string(options.numStages));
+  else if (options.numStages > 1)
+    s.kernel->setAttr(wavetile::tile::TileDialect::kNumStagesAttrName,
+                      s.builder.getI32IntegerAttr(options.numStages));
   s.builder.setInsertionPointToStart(s.kernel.addEntryBlock());
   return KernelBuilder(this);
 }

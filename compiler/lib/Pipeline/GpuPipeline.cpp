@@ -11,6 +11,7 @@
 // Layouts and distribution work on the module; vendor lowering on each gpu.module.
 static constexpr const char *kGpuPipeline =
     "canonicalize,cse,"
+    "tile-pipeline-loops{{enabled={2}},canonicalize,cse,"
     "tile-assign-layouts{{warp-size={1} target={0}},"
     "convert-tile-to-gpu{{target={0}},"
     "canonicalize,cse,"
@@ -25,5 +26,8 @@ mlir::LogicalResult wavetile::buildGpuPipeline(mlir::OpPassManager &pm, llvm::St
   auto target = lookupGpuTarget(std::string_view(targetName.data(), targetName.size()));
   if (!target)
     return mlir::failure();
-  return mlir::parsePassPipeline(llvm::formatv(kGpuPipeline, targetName, target->waveSize).str(), pm);
+  // Only NVIDIA's cp.async overlaps copies with compute; CDNA copies complete when issued.
+  bool asyncCopies = target->vendor == GpuVendor::NVIDIA;
+  return mlir::parsePassPipeline(
+      llvm::formatv(kGpuPipeline, targetName, target->waveSize, asyncCopies ? "true" : "false").str(), pm);
 }

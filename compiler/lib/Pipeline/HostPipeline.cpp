@@ -7,6 +7,7 @@
 // Written as text so the same pipeline can be replayed with wavetile-opt --pass-pipeline.
 static constexpr const char *kHostPipeline =
     "canonicalize,cse,"
+    "tile-pipeline-loops,canonicalize,cse,"
     "convert-tile-to-host,"
     "canonicalize,"
     "one-shot-bufferize{bufferize-function-boundaries=true allow-return-allocs-from-loops=true},"

@@ -1104,35 +1104,81 @@ Value bufferCount(OpBuilder &b, Location loc, Value view) {
 }
 
 /// Byte offset for a buffer access: out-of-range element offsets (unsigned) and masked-off
-/// elements get an offset past any buffer, which the hardware reads as 0 and never writes.
+/// elements (`inRange` false) get an offset past any buffer, which the hardware reads as 0
+/// and never writes. A null `inRange` means the access is known to be active.
 Value amdBufferOffset(OpBuilder &b, Location loc, Value offset, Value inRange, Type element) {
   Value bytes = arith::MulIOp::create(b, loc, offset, i32Const(b, loc, bytesOf(element, 1)));
+  if (!inRange)
+    return bytes;
   return arith::SelectOp::create(b, loc, inRange, bytes, i32Const(b, loc, int32_t(0x80000000u)));
 }
 
-/// Whether element register `r` of a buffer access is in range (unsigned offset < count) and
-/// not masked off; also returns its offset.
-std::pair<Value, Value> bufferElement(OpBuilder &b, Location loc, Value offsets, Value mask, Value count, int64_t r) {
-  Value offset = extract(b, loc, offsets, r);
-  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, offset, count);
-  if (mask)
-    inRange = andOf(b, loc, inRange, extract(b, loc, mask, r));
-  return {offset, inRange};
+/// Whether a buffer element is accessed: its offset is below the count (unsigned) and its
+/// mask, if any, is set.
+Value bufferElementActive(OpBuilder &b, Location loc, Value offset, Value mask, Value count) {
+  return andOf(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, offset, count), mask);
 }
 
-/// Whether a group of `n` buffer elements can move with one 128-bit access: all active, and
-/// aligned (NVIDIA faults on misaligned vectors; CDNA buffer accesses only need the offset).
+/// Whether `n` consecutive buffer offsets from `first` are all below the count: the last is,
+/// and the run does not wrap around 2^32.
+Value bufferGroupInRange(OpBuilder &b, Location loc, Value first, Value count, int64_t n) {
+  Value last = arith::AddIOp::create(b, loc, first, i32Const(b, loc, n - 1));
+  return andOf(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, last, first),
+               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, last, count));
+}
+
+/// Whether a buffer group of `n` elements starting at offset `first` is aligned for one
+/// access: NVIDIA faults on misaligned vectors; CDNA buffer accesses only need the offset.
+Value bufferGroupAligned(OpBuilder &b, Location loc, const KernelContext &ctx, Value base, Type element, Value first,
+                         int64_t n) {
+  if (ctx.amd)
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                 arith::RemUIOp::create(b, loc, first, i32Const(b, loc, n)), i32Const(b, loc, 0));
+  Value address = globalAddress(b, loc, base, element, arith::ExtUIOp::create(b, loc, b.getI64Type(), first));
+  return isAligned(b, loc, address, bytesOf(element, n));
+}
+
+/// Whether a group of `n` buffer elements can move with one 128-bit access: every mask in
+/// `masks` set (null entries count as set), all in range, and aligned.
 Value bufferGroupFast(OpBuilder &b, Location loc, const KernelContext &ctx, Value base, Type element, Value first,
-                      ArrayRef<Value> active, int64_t n) {
-  Value fast;
-  for (Value a : active)
-    fast = andOf(b, loc, fast, a);
+                      Value count, ArrayRef<Value> masks, int64_t n) {
+  Value fast = bufferGroupInRange(b, loc, first, count, n);
+  for (Value mask : masks)
+    fast = andOf(b, loc, fast, mask);
+  return andOf(b, loc, fast, bufferGroupAligned(b, loc, ctx, base, element, first, n));
+}
+
+/// One element read through a buffer view; 0 unless `active`.
+Value loadBufferElement(OpBuilder &b, Location loc, const KernelContext &ctx, Value base, Type element, Value offset,
+                        Value active) {
+  Type memory = memoryType(element);
+  if (ctx.amd) { // out-of-range offsets read 0 in hardware
+    Value zero = i32Const(b, loc, 0);
+    Value raw = ROCDL::RawPtrBufferLoadOp::create(b, loc, memory, base, amdBufferOffset(b, loc, offset, active, element),
+                                                  zero, zero, nullptr, nullptr, nullptr);
+    return fromMemory(b, loc, raw, element);
+  }
+  return guarded(
+      b, loc, active,
+      [&](OpBuilder &tb) {
+        Value address = globalAddress(tb, loc, base, element, arith::ExtUIOp::create(tb, loc, tb.getI64Type(), offset));
+        return fromMemory(tb, loc, LLVM::LoadOp::create(tb, loc, memory, address), element);
+      },
+      [&](OpBuilder &eb) { return zeroOf(eb, loc, element); });
+}
+
+/// `n` consecutive elements read through a buffer view with one access (the group is known
+/// to be active, in range and aligned), in memory types.
+Value loadBufferGroup(OpBuilder &b, Location loc, const KernelContext &ctx, Value base, Type element, Value first,
+                      int64_t n) {
+  VectorType type = VectorType::get({n}, memoryType(element));
   if (ctx.amd) {
-    Value rem = arith::RemUIOp::create(b, loc, first, i32Const(b, loc, n));
-    return andOf(b, loc, fast, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem, i32Const(b, loc, 0)));
+    Value zero = i32Const(b, loc, 0);
+    return ROCDL::RawPtrBufferLoadOp::create(b, loc, type, base, amdBufferOffset(b, loc, first, Value(), element), zero,
+                                             zero, nullptr, nullptr, nullptr);
   }
   Value address = globalAddress(b, loc, base, element, arith::ExtUIOp::create(b, loc, b.getI64Type(), first));
-  return andOf(b, loc, fast, isAligned(b, loc, address, bytesOf(element, n)));
+  return LLVM::LoadOp::create(b, loc, type, address, bytesOf(element, n));
 }
 
 struct BufferLoadLowering : GpuPattern<BufferLoadOp> {
@@ -1140,46 +1186,27 @@ struct BufferLoadLowering : GpuPattern<BufferLoadOp> {
   LogicalResult matchAndRewrite(BufferLoadOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     ThreadTile t = threadTile(op.getType());
-    Type element = t.type.getElementType(), memory = memoryType(element);
+    Type element = t.type.getElementType();
     Value count = bufferCount(rw, loc, adaptor.getBuffer()), base = bufferBase(rw, loc, adaptor.getBuffer());
-    Value zero = i32Const(rw, loc, 0);
-    auto loadOne = [&](OpBuilder &b, Value offset, Value inRange) -> Value {
-      if (ctx.amd) { // out-of-range offsets read 0 in hardware
-        Value raw = ROCDL::RawPtrBufferLoadOp::create(b, loc, memory, base, amdBufferOffset(b, loc, offset, inRange, element),
-                                                      zero, zero, nullptr, nullptr, nullptr);
-        return fromMemory(b, loc, raw, element);
-      }
-      return guarded(
-          b, loc, inRange,
-          [&](OpBuilder &tb) {
-            Value address = globalAddress(tb, loc, base, element, arith::ExtUIOp::create(tb, loc, tb.getI64Type(), offset));
-            return fromMemory(tb, loc, LLVM::LoadOp::create(tb, loc, memory, address), element);
-          },
-          [&](OpBuilder &eb) { return zeroOf(eb, loc, element); });
-    };
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    SmallVector<Value> offsets(t.registers), active(t.registers);
+    SmallVector<Value> offsets(t.registers), masks(t.registers);
     auto elements = accessInGroups(
         rw, loc, t.registers, n,
         [&](int64_t r) -> Value {
-          for (int64_t i = 0; i < n; ++i)
-            std::tie(offsets[r + i], active[r + i]) =
-                bufferElement(rw, loc, adaptor.getOffsets(), adaptor.getMask(), count, r + i);
-          return n == 1 ? Value() : bufferGroupFast(rw, loc, ctx, base, element, offsets[r], ArrayRef(active).slice(r, n), n);
+          for (int64_t i = r; i < r + n; ++i) {
+            offsets[i] = extract(rw, loc, adaptor.getOffsets(), i);
+            masks[i] = adaptor.getMask() ? extract(rw, loc, adaptor.getMask(), i) : Value();
+          }
+          return n == 1 ? Value()
+                        : bufferGroupFast(rw, loc, ctx, base, element, offsets[r], count, ArrayRef(masks).slice(r, n), n);
         },
         [&](OpBuilder &b, int64_t r) {
-          VectorType type = VectorType::get({n}, memory);
-          Value v = ctx.amd ? Value(ROCDL::RawPtrBufferLoadOp::create(
-                                  b, loc, type, base, amdBufferOffset(b, loc, offsets[r], active[r], element), zero,
-                                  zero, nullptr, nullptr, nullptr))
-                            : Value(LLVM::LoadOp::create(
-                                  b, loc, type,
-                                  globalAddress(b, loc, base, element,
-                                                arith::ExtUIOp::create(b, loc, b.getI64Type(), offsets[r])),
-                                  bytesOf(element, n)));
-          return unpackLoaded(b, loc, v, element);
+          return unpackLoaded(b, loc, loadBufferGroup(b, loc, ctx, base, element, offsets[r], n), element);
         },
-        [&](OpBuilder &b, int64_t r) { return SmallVector<Value>{loadOne(b, offsets[r], active[r])}; });
+        [&](OpBuilder &b, int64_t r) {
+          Value active = bufferElementActive(b, loc, offsets[r], masks[r], count);
+          return SmallVector<Value>{loadBufferElement(b, loc, ctx, base, element, offsets[r], active)};
+        });
     rw.replaceOp(op, fromElements(rw, loc, t.vectorType, elements));
     return success();
   }
@@ -1193,34 +1220,24 @@ struct BufferStoreLowering : GpuPattern<BufferStoreOp> {
     Type element = t.type.getElementType(), memory = memoryType(element);
     Value count = bufferCount(rw, loc, adaptor.getBuffer()), base = bufferBase(rw, loc, adaptor.getBuffer());
     Value zero = i32Const(rw, loc, 0);
-    auto storeOne = [&](OpBuilder &b, Value value, Value offset, Value active) {
-      if (ctx.amd) { // out-of-range offsets are dropped in hardware
-        ROCDL::RawPtrBufferStoreOp::create(b, loc, value, base, amdBufferOffset(b, loc, offset, active, element), zero,
-                                           zero, nullptr, nullptr, nullptr);
-        return;
-      }
-      guardedEffect(b, loc, active, [&](OpBuilder &tb) {
-        Value address = globalAddress(tb, loc, base, element, arith::ExtUIOp::create(tb, loc, tb.getI64Type(), offset));
-        LLVM::StoreOp::create(tb, loc, value, address);
-      });
-    };
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    SmallVector<Value> offsets(t.registers), active(t.registers), values(t.registers);
+    SmallVector<Value> offsets(t.registers), masks(t.registers), values(t.registers);
     accessInGroups(
         rw, loc, t.registers, n,
         [&](int64_t r) -> Value {
-          for (int64_t i = 0; i < n; ++i) {
-            auto [offset, inRange] = bufferElement(rw, loc, adaptor.getOffsets(), adaptor.getMask(), count, r + i);
-            offsets[r + i] = offset;
-            active[r + i] = andOf(rw, loc, inRange, ownerMask(rw, loc, ctx, t, r + i));
-            values[r + i] = toMemory(rw, loc, extract(rw, loc, adaptor.getValue(), r + i));
+          for (int64_t i = r; i < r + n; ++i) {
+            offsets[i] = extract(rw, loc, adaptor.getOffsets(), i);
+            masks[i] = andOf(rw, loc, adaptor.getMask() ? extract(rw, loc, adaptor.getMask(), i) : Value(),
+                             ownerMask(rw, loc, ctx, t, i));
+            values[i] = toMemory(rw, loc, extract(rw, loc, adaptor.getValue(), i));
           }
-          return n == 1 ? Value() : bufferGroupFast(rw, loc, ctx, base, element, offsets[r], ArrayRef(active).slice(r, n), n);
+          return n == 1 ? Value()
+                        : bufferGroupFast(rw, loc, ctx, base, element, offsets[r], count, ArrayRef(masks).slice(r, n), n);
         },
         [&](OpBuilder &b, int64_t r) {
           Value v = fromElements(b, loc, VectorType::get({n}, memory), ArrayRef(values).slice(r, n));
           if (ctx.amd)
-            ROCDL::RawPtrBufferStoreOp::create(b, loc, v, base, amdBufferOffset(b, loc, offsets[r], active[r], element),
+            ROCDL::RawPtrBufferStoreOp::create(b, loc, v, base, amdBufferOffset(b, loc, offsets[r], Value(), element),
                                                zero, zero, nullptr, nullptr, nullptr);
           else
             LLVM::StoreOp::create(
@@ -1230,7 +1247,18 @@ struct BufferStoreLowering : GpuPattern<BufferStoreOp> {
           return SmallVector<Value>{};
         },
         [&](OpBuilder &b, int64_t r) {
-          storeOne(b, values[r], offsets[r], active[r]);
+          Value active = bufferElementActive(b, loc, offsets[r], masks[r], count);
+          if (ctx.amd) { // out-of-range offsets are dropped in hardware
+            ROCDL::RawPtrBufferStoreOp::create(b, loc, values[r], base,
+                                               amdBufferOffset(b, loc, offsets[r], active, element), zero, zero,
+                                               nullptr, nullptr, nullptr);
+          } else {
+            guardedEffect(b, loc, active, [&](OpBuilder &tb) {
+              Value address = globalAddress(tb, loc, base, element,
+                                            arith::ExtUIOp::create(tb, loc, tb.getI64Type(), offsets[r]));
+              LLVM::StoreOp::create(tb, loc, values[r], address);
+            });
+          }
           return SmallVector<Value>{};
         });
     rw.eraseOp(op);
@@ -1291,7 +1319,8 @@ struct SharedSliceLowering : GpuPattern<SharedSliceOp> {
 /// of 4, 8 or 16 contiguous bytes where both addresses are aligned. On NVIDIA a group goes
 /// through cp.async (a fully masked group zero-fills through the source size) and completes
 /// at async_wait; on AMD a fully active group is one vector load and one LDS store, complete
-/// when issued. Other elements are copied one by one before the op completes.
+/// when issued. Other elements are copied one by one before the op completes. From a buffer
+/// view, a group must also lie in range, checked once for the group.
 struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(AsyncCopyOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
@@ -1299,18 +1328,28 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
     ThreadTile t = threadTile(cast<RankedTensorType>(op.getOffsets().getType()));
     SharedType dest = op.getDest().getType();
     Type element = dest.getElementType();
+    bool view = isa<BufferType>(op.getBase().getType());
+    Value base = view ? bufferBase(rw, loc, adaptor.getBase()) : adaptor.getBase();
+    Value count = view ? bufferCount(rw, loc, adaptor.getBase()) : Value();
     auto coords = coordinates(rw, loc, ctx, t);
     auto maskOf = [&](OpBuilder &b, int64_t r) {
       return adaptor.getMask() ? extract(b, loc, adaptor.getMask(), r) : Value();
     };
     auto copyOne = [&](OpBuilder &b, int64_t r) {
-      Value value = guarded(
-          b, loc, maskOf(b, r),
-          [&](OpBuilder &tb) {
-            Value address = globalAddress(tb, loc, adaptor.getBase(), element, extract(tb, loc, adaptor.getOffsets(), r));
-            return fromMemory(tb, loc, LLVM::LoadOp::create(tb, loc, memoryType(element), address), element);
-          },
-          [&](OpBuilder &eb) { return zeroOf(eb, loc, element); });
+      Value offset = extract(b, loc, adaptor.getOffsets(), r);
+      Value value;
+      if (view) {
+        value = loadBufferElement(b, loc, ctx, base, element, offset,
+                                  bufferElementActive(b, loc, offset, maskOf(b, r), count));
+      } else {
+        value = guarded(
+            b, loc, maskOf(b, r),
+            [&](OpBuilder &tb) {
+              Value address = globalAddress(tb, loc, base, element, offset);
+              return fromMemory(tb, loc, LLVM::LoadOp::create(tb, loc, memoryType(element), address), element);
+            },
+            [&](OpBuilder &eb) { return zeroOf(eb, loc, element); });
+      }
       storeShared(b, loc, adaptor.getDest(), sharedIndex(b, loc, dest, coords[r]), value);
     };
     // A group is contiguous in shared memory too unless a swizzle splits it.
@@ -1326,35 +1365,41 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
         copyOne(rw, r);
         continue;
       }
-      Value all, none;
+      Value allOn, allOff; // every mask set / every mask clear (null: no mask)
       for (int64_t i = 0; i < n; ++i) {
         Value active = maskOf(rw, r + i);
         if (!active)
           continue;
-        all = andOf(rw, loc, all, active);
+        allOn = andOf(rw, loc, allOn, active);
         Value inactive = arith::XOrIOp::create(rw, loc, active, arith::ConstantIntOp::create(rw, loc, 1, 1));
-        none = andOf(rw, loc, none, inactive);
+        allOff = andOf(rw, loc, allOff, inactive);
       }
-      Value src = globalAddress(rw, loc, adaptor.getBase(), element, extract(rw, loc, adaptor.getOffsets(), r));
+      Value first = extract(rw, loc, adaptor.getOffsets(), r);
+      // Every element of the group is copied (null: unconditionally).
+      Value full = view ? andOf(rw, loc, allOn, bufferGroupInRange(rw, loc, first, count, n)) : allOn;
+      // NVIDIA zero-fills a fully masked group through the source size, so it is uniform too.
+      Value uniform = full && allOff && !ctx.amd ? Value(arith::OrIOp::create(rw, loc, full, allOff)) : full;
+      // The source as a global address (AMD reads a view through its buffer resource instead).
+      Value src = view && ctx.amd ? Value()
+                                  : globalAddress(rw, loc, base, element,
+                                                  view ? Value(arith::ExtUIOp::create(rw, loc, rw.getI64Type(), first))
+                                                       : first);
+      Value srcAligned = view ? bufferGroupAligned(rw, loc, ctx, base, element, first, n) : isAligned(rw, loc, src, bytes);
       Value dst = sharedAddress(rw, loc, adaptor.getDest(), sharedIndex(rw, loc, dest, coords[r]), element);
-      Value uniform = all && !ctx.amd ? Value(arith::OrIOp::create(rw, loc, all, none)) : all;
-      Value dstAligned = arith::CmpIOp::create(
-          rw, loc, arith::CmpIPredicate::eq,
-          arith::AndIOp::create(rw, loc, LLVM::PtrToIntOp::create(rw, loc, rw.getI64Type(), dst),
-                                arith::ConstantIntOp::create(rw, loc, bytes - 1, 64)),
-          arith::ConstantIntOp::create(rw, loc, 0, 64));
-      Value fast = andOf(rw, loc, andOf(rw, loc, uniform, isAligned(rw, loc, src, bytes)), dstAligned);
+      Value fast = andOf(rw, loc, andOf(rw, loc, uniform, srcAligned), isAligned(rw, loc, dst, bytes));
       scf::IfOp::create(
           rw, loc, fast,
           [&](OpBuilder &b, Location l) {
             if (ctx.amd) {
-              Value group = LLVM::LoadOp::create(b, l, VectorType::get({n}, memoryType(element)), src, bytes);
+              Value group = view ? loadBufferGroup(b, l, ctx, base, element, first, n)
+                                 : Value(LLVM::LoadOp::create(b, l, VectorType::get({n}, memoryType(element)), src,
+                                                              bytes));
               LLVM::StoreOp::create(b, l, group, dst, bytes);
               scf::YieldOp::create(b, l);
               return;
             }
             Value size = i32Const(b, l, bytes);
-            Value sourceBytes = all ? Value(arith::SelectOp::create(b, l, all, size, i32Const(b, l, 0))) : size;
+            Value sourceBytes = full ? Value(arith::SelectOp::create(b, l, full, size, i32Const(b, l, 0))) : size;
             auto cache = bytes == 16 ? NVVM::LoadCacheModifierKind::CG : NVVM::LoadCacheModifierKind::CA;
             NVVM::CpAsyncOp::create(b, l, dst, src, b.getI32IntegerAttr(bytes),
                                     NVVM::LoadCacheModifierKindAttr::get(b.getContext(), cache), sourceBytes);

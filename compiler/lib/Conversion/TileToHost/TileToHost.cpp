@@ -415,16 +415,21 @@ struct SharedSliceLowering : TilePattern<SharedSliceOp> {
   }
 };
 
-/// The host completes a copy when it is issued; masked-off elements become 0.
+/// The host completes a copy when it is issued; masked-off (and, from a buffer view,
+/// out-of-range) elements become 0.
 struct AsyncCopyLowering : TilePattern<AsyncCopyOp> {
   using TilePattern::TilePattern;
   LogicalResult matchAndRewrite(AsyncCopyOp op, Adaptor adaptor, ConversionPatternRewriter &rw) const override {
     Type element = op.getDest().getType().getElementType();
+    bool view = isa<BufferType>(op.getBase().getType());
     forEachElement(rw, op.getLoc(), op.getDest().getType().getShape(), [&](OpBuilder &b, Location l, ValueRange ivs) {
+      Value offset = at(b, l, adaptor.getOffsets(), ivs);
+      Value mask = maskAt(b, l, adaptor.getMask(), ivs);
       Value value = guarded(
-          b, l, maskAt(b, l, adaptor.getMask(), ivs),
+          b, l, view ? bufferGuard(b, l, adaptor.getBase(), offset, mask) : mask,
           [&](OpBuilder &tb) {
-            Value address = elementAddress(tb, l, adaptor.getBase(), element, at(tb, l, adaptor.getOffsets(), ivs));
+            Value address = view ? bufferAddress(tb, l, adaptor.getBase(), element, offset)
+                                 : elementAddress(tb, l, adaptor.getBase(), element, offset);
             return loadElement(tb, l, address, element);
           },
           [&](OpBuilder &eb) { return zeroOf(eb, l, element); });

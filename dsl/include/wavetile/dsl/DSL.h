@@ -251,6 +251,9 @@ Value withLayout(Operand x, const Layout &layout, SourceLoc loc = SourceLoc::cur
 
 struct KernelOptions {
   int numWarps = 4;
+  /// Depth of the shared-memory ring K loops prefetch their dot operands through
+  /// (tile-pipeline-loops); 1 leaves loops as written.
+  int numStages = 1;
 };
 
 class ModuleBuilder;

@@ -40,3 +40,31 @@ func.func @stage(%a: !tile.ptr<bf16>, %k: i32) attributes {tile.kernel, tile.num
   tile.async_wait pending = 1
   return
 }
+
+// From a buffer view: one range check per 16-byte group (its last offset is below the count
+// and the run does not wrap) instead of one per element; out-of-range groups fall back to
+// element copies, each checked unsigned against the count (AMD: tile-to-gpu-async-amd.mlir).
+// NV-LABEL: gpu.func @stage_from_view
+// NV:         arith.cmpi ult, %[[LAST:.*]], %arg1 : i32
+// NV-NEXT:    arith.cmpi uge, %[[LAST]], %{{.*}} : i32
+// NV:         scf.if
+// NV:           nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// NV:         else
+// NV-COUNT-8:   arith.cmpi ult
+// NV:         nvvm.cp.async.commit.group
+func.func @stage_from_view(%a: !tile.ptr<bf16>, %len: i32, %k: i32) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 32 : i32} {
+  %rows = tile.arange 0 to 4 : tensor<4xi32, #tile.slice<dim = 1, parent = #l>>
+  %cols = tile.arange 0 to 64 : tensor<64xi32, #tile.slice<dim = 0, parent = #l>>
+  %r2 = tile.expand_dims %rows axis = 1 : tensor<4xi32, #tile.slice<dim = 1, parent = #l>> -> tensor<4x1xi32, #l>
+  %c2 = tile.expand_dims %cols axis = 0 : tensor<64xi32, #tile.slice<dim = 0, parent = #l>> -> tensor<1x64xi32, #l>
+  %ld = tile.splat %k : i32 -> tensor<4x1xi32, #l>
+  %rowStart = arith.muli %r2, %ld : tensor<4x1xi32, #l>
+  %rb = tile.broadcast %rowStart : tensor<4x1xi32, #l> -> tensor<4x64xi32, #l>
+  %cb = tile.broadcast %c2 : tensor<1x64xi32, #l> -> tensor<4x64xi32, #l>
+  %offsets = arith.addi %rb, %cb : tensor<4x64xi32, #l>
+  %view = tile.make_buffer %a, %len : !tile.ptr<bf16> -> !tile.buffer<bf16>
+  %stage = tile.shared_alloc : !tile.shared<4x64xbf16>
+  %token = tile.async_copy %view[%offsets], %stage : !tile.buffer<bf16>[tensor<4x64xi32, #l>], !tile.shared<4x64xbf16>
+  tile.async_wait pending = 0
+  return
+}

@@ -224,6 +224,13 @@ func.func @num_warps_zero() attributes {tile.kernel, tile.num_warps = 0 : i32} {
 
 // -----
 
+// expected-error @+1 {{'tile.num_stages' must be a positive integer}}
+func.func @num_stages_zero() attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 0 : i32} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'tile.num_warps' must be a positive integer}}
 func.func @num_warps_string() attributes {tile.kernel, tile.num_warps = "four"} {
   return

@@ -102,7 +102,7 @@ func.func @copy_mask_shape(%p: !tile.ptr<f16>, %o: tensor<16x32xi32>, %s: !tile.
 // -----
 
 func.func @copy_element(%p: !tile.ptr<f32>, %o: tensor<16x32xi32>, %s: !tile.shared<16x32xf16>) {
-  // expected-error @+1 {{'tile.async_copy' op pointer and shared buffer element types differ}}
+  // expected-error @+1 {{'tile.async_copy' op source and shared buffer element types differ}}
   %0 = tile.async_copy %p[%o], %s : !tile.ptr<f32>[tensor<16x32xi32>], !tile.shared<16x32xf16>
   return
 }
@@ -145,5 +145,21 @@ func.func @barrier_with_operand(%x: i32) {
 func.func @alloc_tensor() {
   // expected-error @+1 {{'tile.shared_alloc' op result #0 must be a buffer in shared memory (LDS), with an optional shared layout, but got 'tensor<4xf32>'}}
   %0 = tile.shared_alloc : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @copy_buffer_i64_offsets(%v: !tile.buffer<f32>, %o: tensor<8xi64>, %s: !tile.shared<8xf32>) {
+  // expected-error @+1 {{'tile.async_copy' op offsets into a buffer view must be i32, got 'i64'}}
+  %t = tile.async_copy %v[%o], %s : !tile.buffer<f32>[tensor<8xi64>], !tile.shared<8xf32>
+  return
+}
+
+// -----
+
+func.func @copy_buffer_element(%v: !tile.buffer<f16>, %o: tensor<8xi32>, %s: !tile.shared<8xf32>) {
+  // expected-error @+1 {{'tile.async_copy' op source and shared buffer element types differ}}
+  %t = tile.async_copy %v[%o], %s : !tile.buffer<f16>[tensor<8xi32>], !tile.shared<8xf32>
   return
 }

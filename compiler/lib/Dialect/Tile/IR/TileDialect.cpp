@@ -405,7 +405,7 @@ LogicalResult SharedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitEr
 
 LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribute attribute) {
   StringRef name = attribute.getName().getValue();
-  if (name == kNumWarpsAttrName || name == kWarpSizeAttrName) {
+  if (name == kNumWarpsAttrName || name == kWarpSizeAttrName || name == kNumStagesAttrName) {
     auto value = dyn_cast<IntegerAttr>(attribute.getValue());
     if (!value || value.getInt() <= 0)
       return op->emitError() << "'" << name << "' must be a positive integer";

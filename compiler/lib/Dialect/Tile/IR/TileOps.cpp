@@ -240,8 +240,12 @@ LogicalResult AsyncCopyOp::verify() {
   if (Value mask = getMask())
     if (cast<RankedTensorType>(mask.getType()).getShape() != dest.getShape())
       return emitOpError() << "mask shape does not match the shared buffer";
-  if (dest.getElementType() != getBase().getType().getElementType())
-    return emitOpError() << "pointer and shared buffer element types differ";
+  Type source = isa<BufferType>(getBase().getType()) ? cast<BufferType>(getBase().getType()).getElementType()
+                                                     : cast<PtrType>(getBase().getType()).getElementType();
+  if (dest.getElementType() != source)
+    return emitOpError() << "source and shared buffer element types differ";
+  if (isa<BufferType>(getBase().getType()) && !offsets.getElementType().isInteger(32))
+    return emitOpError() << "offsets into a buffer view must be i32, got " << offsets.getElementType();
   return success();
 }
 

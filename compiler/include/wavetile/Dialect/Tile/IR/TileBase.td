@@ -24,6 +24,9 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kKernelAttrName = "tile.kernel";
     /// i32 attribute on a kernel: warps per block.
     static constexpr ::llvm::StringLiteral kNumWarpsAttrName = "tile.num_warps";
+    /// i32 attribute on a kernel: depth of the shared-memory ring tile-pipeline-loops
+    /// prefetches K-loop operands through (1 or absent: no pipelining).
+    static constexpr ::llvm::StringLiteral kNumStagesAttrName = "tile.num_stages";
     /// i32 attribute on a kernel or module: threads per warp (64 on CDNA, 32 on NVIDIA).
     static constexpr ::llvm::StringLiteral kWarpSizeAttrName = "tile.warp_size";
     /// Dictionary of integer compile-time parameters a kernel was specialized with.

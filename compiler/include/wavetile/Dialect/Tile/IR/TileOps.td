@@ -213,8 +213,13 @@ def Tile_SharedSliceOp : Tile_Op<"shared_slice", [Pure]> {
 def Tile_AsyncCopyOp : Tile_Op<"async_copy", [
     MemoryEffects<[MemRead<DefaultResource>, MemWrite<DefaultResource>]>]> {
   let summary = "start copying base + offsets into a shared buffer; masked-off elements become 0";
-  let arguments = (ins Tile_PtrType:$base, Tile_IntTile:$offsets, Tile_SharedType:$dest,
-                       Optional<Tile_MaskTile>:$mask);
+  let description = [{
+    `base` is a pointer or a buffer view. Through a view, elements whose offset is not below
+    the view's element count (compared unsigned, as buffer loads do) also become 0, and the
+    offsets must be i32.
+  }];
+  let arguments = (ins AnyTypeOf<[Tile_PtrType, Tile_BufferType]>:$base, Tile_IntTile:$offsets,
+                       Tile_SharedType:$dest, Optional<Tile_MaskTile>:$mask);
   let results = (outs Tile_AsyncTokenType:$token);
   let assemblyFormat = [{
     $base `[` $offsets `]` `,` $dest (`mask` $mask^)? attr-dict `:` qualified(type($base)) `[` type($offsets) `]`

@@ -33,4 +33,25 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "::mlir::ModuleOp"> {
   ];
 }
 
+def TilePipelineLoops : Pass<"tile-pipeline-loops", "::mlir::ModuleOp"> {
+  let summary = "Prefetch the dot operands of K loops through an S-deep ring of shared buffers";
+  let description = [{
+    For each kernel with `tile.num_stages = S` (S >= 2): in every innermost `scf.for` that
+    writes no memory and manages no shared memory itself, each `tile.load` (without `other`)
+    or `tile.buffer_load` whose result feeds a dot, and
+    whose address and mask depend only on the induction variable and values from outside
+    the loop, becomes a `tile.shared_load` from slot `k % S` of a ring of S shared buffers.
+    Iterations 0..S-2 are copied (`tile.async_copy`) before the loop; iteration k waits for
+    its own copies (`async_wait pending = (S-2) * loads`), passes a barrier, and then issues
+    the copies of iteration k+S-1 into the slot iteration k-1 read. Copies for iterations
+    past the end are masked off; buffer loads copy from their view, keeping its range check.
+    Targets whose copies complete when issued (CDNA today) gain nothing from this and lose
+    shared memory and buffer loads, so their pipeline disables it.
+  }];
+  let options = [
+    Option<"enabled", "enabled", "bool", /*default=*/"true",
+           "Pipeline at all (false for targets without asynchronous global-to-shared copies)">,
+  ];
+}
+
 #endif
