@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -1705,15 +1706,22 @@ Value mmaDot(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadT
   return fromElements(b, loc, c.vectorType, result);
 }
 
+/// Whether a dot runs on matrix cores: its operands are in the dot-operand layouts of the
+/// accumulator's MMA layout. Other dots stage their operands in the scratch.
+bool onMatrixCores(DotOp op) {
+  ThreadTile acc = threadTile(op.getType()), lhs = threadTile(op.getA().getType()),
+             rhs = threadTile(op.getB().getType());
+  return acc.mma && lhs.mma && rhs.mma && acc.mma->operand == 2 && lhs.mma->operand == 0 &&
+         rhs.mma->operand == 1 && lhs.mma->atom == acc.mma->atom && rhs.mma->atom == acc.mma->atom;
+}
+
 struct DotLowering : GpuPattern<DotOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(DotOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     ThreadTile acc = threadTile(op.getType()), lhs = threadTile(op.getA().getType()),
                rhs = threadTile(op.getB().getType());
-    // Operands in the dot-operand layouts of the accumulator's MMA layout: matrix cores.
-    if (acc.mma && lhs.mma && rhs.mma && acc.mma->operand == 2 && lhs.mma->operand == 0 && rhs.mma->operand == 1 &&
-        lhs.mma->atom == acc.mma->atom && rhs.mma->atom == acc.mma->atom) {
+    if (onMatrixCores(op)) {
       rw.replaceOp(op, mmaDot(rw, loc, ctx, lhs, adaptor.getA(), rhs, adaptor.getB(), acc, adaptor.getAcc()));
       return success();
     }
@@ -1913,24 +1921,115 @@ struct GpuTypeConverter : TypeConverter {
   }
 };
 
-/// Scratch bytes the kernel's movements, reductions, scans and dots need at most.
-int64_t scratchBytes(func::FuncOp kernel) {
-  int64_t bytes = 0;
-  kernel.walk([&](Operation *op) {
-    int64_t need = 0;
-    if (isa<ConvertLayoutOp, ExpandDimsOp, BroadcastOp, ReshapeOp, TransOp>(op))
-      need = movementScratch(cast<RankedTensorType>(op->getOperand(0).getType()),
-                             cast<RankedTensorType>(op->getResult(0).getType()), movementOf(op));
-    else if (auto reduce = dyn_cast<ReduceOp>(op))
-      need = reductionScratch(reduce);
-    else if (isa<ScanOp, PackFp4Op, UnpackFp4Op, AtomicAddOp>(op)) {
-      auto t = cast<RankedTensorType>(op->getOperand(0).getType());
-      need = bytesOf(t.getElementType(), t.getNumElements());
-    } else if (isa<DotOp, ScaledDotOp>(op))
-      need = stagedBytes(op->getOperands().drop_back()); // every operand but the accumulator
-    bytes = std::max(bytes, need);
+/// Scratch bytes an op's lowering uses (0 for most ops). The scratch holds data only while
+/// the op runs.
+int64_t scratchNeed(Operation *op) {
+  if (isa<ConvertLayoutOp, ExpandDimsOp, BroadcastOp, ReshapeOp, TransOp>(op))
+    return movementScratch(cast<RankedTensorType>(op->getOperand(0).getType()),
+                           cast<RankedTensorType>(op->getResult(0).getType()), movementOf(op));
+  if (auto reduce = dyn_cast<ReduceOp>(op))
+    return reductionScratch(reduce);
+  if (isa<ScanOp, PackFp4Op, UnpackFp4Op, AtomicAddOp>(op)) {
+    auto t = cast<RankedTensorType>(op->getOperand(0).getType());
+    return bytesOf(t.getElementType(), t.getNumElements());
+  }
+  if (auto dot = dyn_cast<DotOp>(op); dot && onMatrixCores(dot))
+    return 0;
+  if (isa<DotOp, ScaledDotOp>(op))
+    return stagedBytes(op->getOperands().drop_back()); // every operand but the accumulator
+  return 0;
+}
+
+/// Where the scratch and each shared allocation live in the kernel's one workgroup buffer.
+/// Program points number ops in pre-order; an allocation is live from its first to its last
+/// use, a use inside a loop that the allocation was not created in counting as the whole
+/// loop. The scratch (live only within each op that uses it) may overlap an allocation whose
+/// live range ends before every scratch use (the epilogue's layout change after a K loop);
+/// such reuse is preceded by an `async_wait pending = 0` and a barrier at the first later
+/// scratch use, so that no copy into or read of the dead allocation is still in flight.
+struct SharedPlan {
+  int64_t scratchBytes = 0, totalBytes = 0;
+  llvm::DenseMap<Operation *, int64_t> offsets; // shared_alloc -> byte offset
+  Operation *reuseFence = nullptr;              // scratch user to precede with wait + barrier
+};
+
+SharedPlan planSharedMemory(func::FuncOp kernel) {
+  llvm::DenseMap<Operation *, int64_t> point, lastInside;
+  SmallVector<Operation *> scratchUsers;
+  SharedPlan plan;
+  kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    point[op] = int64_t(point.size());
+    if (int64_t need = scratchNeed(op)) {
+      plan.scratchBytes = std::max(plan.scratchBytes, need);
+      scratchUsers.push_back(op);
+    }
   });
-  return bytes;
+  kernel.walk([&](Operation *op) { // post-order: children are numbered already
+    int64_t last = point[op];
+    for (Region &region : op->getRegions())
+      for (Operation &inner : region.getOps())
+        last = std::max(last, lastInside[&inner]);
+    lastInside[op] = last;
+  });
+  // The span of `user`, widened to the outermost loop around it that does not contain `owner`.
+  auto span = [&](Operation *user, Operation *owner) {
+    Operation *widest = user;
+    for (Operation *p = user->getParentOp(); p && p != kernel.getOperation(); p = p->getParentOp())
+      if (isa<LoopLikeOpInterface>(p) && !p->isAncestor(owner))
+        widest = p;
+    return std::pair(point[widest], lastInside[widest]);
+  };
+  auto alignUp = [](int64_t v) { return (v + kSharedAlignment - 1) / kSharedAlignment * kSharedAlignment; };
+  // Allocations never share bytes with each other: a later one's first copy could race with
+  // the last reads of an earlier one, with no barrier between them.
+  struct Placed {
+    int64_t offset, bytes;
+  };
+  SmallVector<Placed> placed;
+  int64_t scratchTop = alignUp(plan.scratchBytes);
+  plan.totalBytes = scratchTop;
+  kernel.walk([&](SharedAllocOp alloc) {
+    int64_t first = point[alloc], last = first;
+    SmallVector<Value> views{alloc.getResult()};
+    for (size_t i = 0; i < views.size(); ++i)
+      for (Operation *user : views[i].getUsers()) {
+        if (auto slice = dyn_cast<SharedSliceOp>(user))
+          views.push_back(slice.getResult());
+        auto [from, to] = span(user, alloc);
+        first = std::min(first, from);
+        last = std::max(last, to);
+      }
+    SharedType type = alloc.getType();
+    int64_t bytes = alignUp(bytesOf(type.getElementType(), sharedElements(type)));
+    // The scratch's bytes are free to this allocation when every scratch use comes after it.
+    Operation *laterUse = nullptr;
+    bool scratchFree = true;
+    for (Operation *user : scratchUsers) {
+      auto [from, to] = span(user, alloc);
+      if (to >= first && from <= last)
+        scratchFree = false;
+      else if (from > last && (!laterUse || point[user] < point[laterUse]))
+        laterUse = user;
+      else if (to < first)
+        scratchFree = false; // reuse in that direction would need a fence before the allocation
+    }
+    int64_t offset = scratchFree ? 0 : scratchTop;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (const Placed &p : placed)
+        if (offset < p.offset + p.bytes && p.offset < offset + bytes) {
+          offset = p.offset + p.bytes;
+          moved = true;
+        }
+    }
+    if (scratchFree && offset < plan.scratchBytes && laterUse &&
+        (!plan.reuseFence || point[laterUse] < point[plan.reuseFence]))
+      plan.reuseFence = laterUse;
+    placed.push_back({offset, bytes});
+    plan.offsets[alloc] = offset;
+    plan.totalBytes = std::max(plan.totalBytes, offset + bytes);
+  });
+  return plan;
 }
 
 LogicalResult checkLayouts(func::FuncOp kernel) {
@@ -2003,22 +2102,21 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
       inputs.push_back(converter.convertType(t));
     inputs.append(3, b.getI32Type());
     auto workgroup = gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
+    SharedPlan plan = planSharedMemory(kernel);
+    if (plan.reuseFence) { // see SharedPlan
+      OpBuilder fence(plan.reuseFence);
+      AsyncWaitOp::create(fence, plan.reuseFence->getLoc(), ValueRange{}, 0);
+      BarrierOp::create(fence, plan.reuseFence->getLoc());
+    }
     SmallVector<Type> attributions;
-    int64_t scratch = scratchBytes(kernel);
-    if (scratch)
-      attributions.push_back(MemRefType::get({scratch}, b.getI8Type(), MemRefLayoutAttrInterface(), workgroup));
-    SmallVector<SharedAllocOp> allocs;
-    kernel.walk([&](SharedAllocOp alloc) {
-      allocs.push_back(alloc);
-      SharedType type = alloc.getType();
-      attributions.push_back(MemRefType::get({sharedElements(type)}, memoryType(type.getElementType()),
-                                             MemRefLayoutAttrInterface(), workgroup));
-    });
+    if (plan.totalBytes)
+      attributions.push_back(
+          MemRefType::get({plan.totalBytes}, b.getI8Type(), MemRefLayoutAttrInterface(), workgroup));
     auto func = gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getName(), b.getFunctionType(inputs, {}),
                                        attributions);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    for (unsigned i = 0; i < attributions.size(); ++i) // 128-bit shared accesses rely on this
-      func.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(kSharedAlignment));
+    if (plan.totalBytes) // 128-bit shared accesses rely on this
+      func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(kSharedAlignment));
     func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(blockSize), 1, 1}));
     for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
       if (auto name = kernel.getArgAttr(i, "tile.name"))
@@ -2046,11 +2144,19 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
     unsigned numUser = kernel.getNumArguments();
     for (unsigned i = 0; i < 3; ++i)
       ctx.gridSizes.push_back(entry.getArgument(numUser + i));
-    unsigned attribution = 0;
-    if (scratch)
-      ctx.scratch = func.getWorkgroupAttributions()[attribution++];
-    for (SharedAllocOp alloc : allocs)
-      ctx.sharedBuffers[alloc] = func.getWorkgroupAttributions()[attribution++];
+    if (plan.totalBytes) {
+      Value shared = func.getWorkgroupAttributions()[0];
+      auto view = [&](int64_t offset, Type element, int64_t count) -> Value {
+        auto type = MemRefType::get({count}, element, MemRefLayoutAttrInterface(), workgroup);
+        return memref::ViewOp::create(b, loc, type, shared, indexConst(b, loc, offset), ValueRange{});
+      };
+      if (plan.scratchBytes)
+        ctx.scratch = view(0, b.getI8Type(), plan.scratchBytes);
+      for (auto [alloc, offset] : plan.offsets) {
+        SharedType type = cast<SharedAllocOp>(alloc).getType();
+        ctx.sharedBuffers[alloc] = view(offset, memoryType(type.getElementType()), sharedElements(type));
+      }
+    }
     kernel.erase();
     analyzeContiguity(func, ctx); // keyed by the original values the patterns see
 

@@ -6,11 +6,12 @@
 // A 4x64 bf16 tile, 8 contiguous elements (16 bytes) per thread: on NVIDIA one cp.async.cg
 // of 16 bytes when both addresses are aligned and the group is uniformly masked (the source
 // size is 0 when it is masked off, which zero-fills), else 8 single-element copies; then one
-// commit group for the op, and async_wait becomes wait_group. Entry 1 of the 2-entry buffer
-// starts 256 elements into the allocation. (On AMD the copy completes when issued; see
+// commit group for the op, and async_wait becomes wait_group. The allocation is a view of the
+// kernel's one workgroup buffer; entry 1 of the 2-entry buffer starts 256 elements into it. (On AMD the copy completes when issued; see
 // Target/examples-amdgpu.test.)
 // NV-LABEL: gpu.func @stage
-// NV-SAME:    workgroup(%{{.*}} : memref<512xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// NV-SAME:    workgroup(%[[SHARED:.*]] : memref<1024xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// NV:         memref.view %[[SHARED]][%{{.*}}][] : memref<1024xi8, #gpu.address_space<workgroup>> to memref<512xbf16, #gpu.address_space<workgroup>>
 // NV:         memref.reinterpret_cast {{.*}} to offset: [256], sizes: [256], strides: [1]
 // NV:         scf.if
 // NV:           %[[SIZE:.*]] = arith.select %{{.*}}, %c16_i32, %c0_i32 : i32

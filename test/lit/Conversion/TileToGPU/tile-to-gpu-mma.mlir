@@ -24,7 +24,7 @@
 // 8x8 fragments are rows of the row-major stage (4 x4), B's run down its columns
 // (4 x4.trans); no element loads remain.
 // SM90-LABEL:    gpu.func @operands_from_shared
-// SM90-SAME:       workgroup({{.*}} : memref<2048xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}
+// SM90-SAME:       workgroup({{.*}} : memref<8192xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}
 // SM90:          scf.for
 // SM90-COUNT-4:    nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>
 // SM90-COUNT-4:    nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<col>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>
