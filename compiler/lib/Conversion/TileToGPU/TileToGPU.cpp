@@ -1950,7 +1950,7 @@ int64_t scratchNeed(Operation *op) {
 struct SharedPlan {
   int64_t scratchBytes = 0, totalBytes = 0;
   llvm::DenseMap<Operation *, int64_t> offsets; // shared_alloc -> byte offset
-  Operation *reuseFence = nullptr;              // scratch user to precede with wait + barrier
+  Operation *reuseFence = nullptr;              // op to precede with wait + barrier
 };
 
 SharedPlan planSharedMemory(func::FuncOp kernel) {
@@ -2022,9 +2022,13 @@ SharedPlan planSharedMemory(func::FuncOp kernel) {
           moved = true;
         }
     }
-    if (scratchFree && offset < plan.scratchBytes && laterUse &&
-        (!plan.reuseFence || point[laterUse] < point[plan.reuseFence]))
-      plan.reuseFence = laterUse;
+    if (scratchFree && offset < plan.scratchBytes && laterUse) {
+      // Fence at the op of the allocation's block that holds the first later scratch use, so
+      // that every path to a later use passes it.
+      Operation *fence = alloc->getBlock()->findAncestorOpInBlock(*laterUse);
+      if (!plan.reuseFence || point[fence] < point[plan.reuseFence])
+        plan.reuseFence = fence;
+    }
     placed.push_back({offset, bytes});
     plan.offsets[alloc] = offset;
     plan.totalBytes = std::max(plan.totalBytes, offset + bytes);
