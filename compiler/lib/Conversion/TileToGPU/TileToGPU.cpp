@@ -928,107 +928,6 @@ SmallVector<Value> accessInGroups(OpBuilder &b, Location loc, int64_t registers,
   return result;
 }
 
-/// For a group of `n` > 1 registers of a pointer access starting at `r`: sets `address` to
-/// the group's first address and returns whether the group is aligned and fully active.
-Value pointerGroupFast(OpBuilder &b, Location loc, Value base, Value offsets, Type element, int64_t r, int64_t n,
-                       function_ref<Value(OpBuilder &, int64_t)> activeOf, Value &address) {
-  if (n == 1)
-    return {};
-  address = globalAddress(b, loc, base, element, extract(b, loc, offsets, r));
-  Value fast = isAligned(b, loc, address, bytesOf(element, n));
-  for (int64_t i = 0; i < n; ++i)
-    fast = andOf(b, loc, fast, activeOf(b, r + i));
-  return fast;
-}
-
-/// The registers of a loaded vector, in the tile's element type.
-SmallVector<Value> unpackLoaded(OpBuilder &b, Location loc, Value vector, Type element) {
-  SmallVector<Value> values;
-  for (int64_t i = 0; i < cast<VectorType>(vector.getType()).getNumElements(); ++i)
-    values.push_back(fromMemory(b, loc, extract(b, loc, vector, i), element));
-  return values;
-}
-
-struct LoadLowering : GpuPattern<LoadOp> {
-  using GpuPattern::GpuPattern;
-  LogicalResult matchAndRewrite(LoadOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
-    Location loc = op.getLoc();
-    ThreadTile t = threadTile(op.getType());
-    Type element = t.type.getElementType(), memory = memoryType(element);
-    Value other = adaptor.getOther();
-    int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    auto maskOf = [&](OpBuilder &b, int64_t r) {
-      return adaptor.getMask() ? extract(b, loc, adaptor.getMask(), r) : Value();
-    };
-    auto loadOne = [&](OpBuilder &b, int64_t r) {
-      return guarded(
-          b, loc, maskOf(b, r),
-          [&](OpBuilder &tb) {
-            Value address = globalAddress(tb, loc, adaptor.getBase(), element, extract(tb, loc, adaptor.getOffsets(), r));
-            return fromMemory(tb, loc, LLVM::LoadOp::create(tb, loc, memory, address), element);
-          },
-          [&](OpBuilder &eb) {
-            if (!other)
-              return zeroOf(eb, loc, element);
-            return isa<VectorType>(other.getType()) ? extract(eb, loc, other, r) : other;
-          });
-    };
-    Value address;
-    auto elements = accessInGroups(
-        rw, loc, t.registers, n,
-        [&](int64_t r) {
-          return pointerGroupFast(rw, loc, adaptor.getBase(), adaptor.getOffsets(), element, r, n, maskOf, address);
-        },
-        [&](OpBuilder &b, int64_t) {
-          return unpackLoaded(b, loc, LLVM::LoadOp::create(b, loc, VectorType::get({n}, memory), address, bytesOf(element, n)),
-                              element);
-        },
-        [&](OpBuilder &b, int64_t r) { return SmallVector<Value>{loadOne(b, r)}; });
-    rw.replaceOp(op, fromElements(rw, loc, t.vectorType, elements));
-    return success();
-  }
-};
-
-struct StoreLowering : GpuPattern<StoreOp> {
-  using GpuPattern::GpuPattern;
-  LogicalResult matchAndRewrite(StoreOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
-    Location loc = op.getLoc();
-    ThreadTile t = threadTile(op.getValue().getType());
-    Type element = t.type.getElementType(), memory = memoryType(element);
-    int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    auto activeOf = [&](OpBuilder &b, int64_t r) {
-      Value mask = adaptor.getMask() ? extract(b, loc, adaptor.getMask(), r) : Value();
-      return andOf(b, loc, mask, ownerMask(b, loc, ctx, t, r));
-    };
-    auto storeOne = [&](OpBuilder &b, int64_t r) {
-      guardedEffect(b, loc, activeOf(b, r), [&](OpBuilder &tb) {
-        Value address = globalAddress(tb, loc, adaptor.getBase(), element, extract(tb, loc, adaptor.getOffsets(), r));
-        LLVM::StoreOp::create(tb, loc, toMemory(tb, loc, extract(tb, loc, adaptor.getValue(), r)), address);
-      });
-    };
-    Value address;
-    accessInGroups(
-        rw, loc, t.registers, n,
-        [&](int64_t r) {
-          return pointerGroupFast(rw, loc, adaptor.getBase(), adaptor.getOffsets(), element, r, n, activeOf, address);
-        },
-        [&](OpBuilder &b, int64_t r) {
-          SmallVector<Value> values;
-          for (int64_t i = 0; i < n; ++i)
-            values.push_back(toMemory(b, loc, extract(b, loc, adaptor.getValue(), r + i)));
-          LLVM::StoreOp::create(b, loc, fromElements(b, loc, VectorType::get({n}, memory), values), address,
-                                bytesOf(element, n));
-          return SmallVector<Value>{};
-        },
-        [&](OpBuilder &b, int64_t r) {
-          storeOne(b, r);
-          return SmallVector<Value>{};
-        });
-    rw.eraseOp(op);
-    return success();
-  }
-};
-
 struct AtomicAddLowering : GpuPattern<AtomicAddOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(AtomicAddOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
@@ -1104,83 +1003,215 @@ Value bufferCount(OpBuilder &b, Location loc, Value view) {
   return LLVM::ExtractValueOp::create(b, loc, view, ArrayRef<int64_t>{1});
 }
 
-/// Byte offset for a buffer access: out-of-range element offsets (unsigned) and masked-off
-/// elements (`inRange` false) get an offset past any buffer, which the hardware reads as 0
-/// and never writes. A null `inRange` means the access is known to be active.
-Value amdBufferOffset(OpBuilder &b, Location loc, Value offset, Value inRange, Type element) {
-  Value bytes = arith::MulIOp::create(b, loc, offset, i32Const(b, loc, bytesOf(element, 1)));
-  if (!inRange)
-    return bytes;
-  return arith::SelectOp::create(b, loc, inRange, bytes, i32Const(b, loc, int32_t(0x80000000u)));
-}
-
-/// Whether a buffer element is accessed: its offset is below the count (unsigned) and its
-/// mask, if any, is set.
-Value bufferElementActive(OpBuilder &b, Location loc, Value offset, Value mask, Value count) {
-  return andOf(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, offset, count), mask);
-}
-
-/// Whether `n` consecutive buffer offsets from `first` are all below the count: the last is,
-/// and the run does not wrap around 2^32.
-Value bufferGroupInRange(OpBuilder &b, Location loc, Value first, Value count, int64_t n) {
-  Value last = arith::AddIOp::create(b, loc, first, i32Const(b, loc, n - 1));
-  return andOf(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, last, first),
-               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, last, count));
-}
-
-/// Whether a buffer group of `n` elements starting at offset `first` is aligned for one
-/// access: NVIDIA faults on misaligned vectors; CDNA buffer accesses only need the offset.
-Value bufferGroupAligned(OpBuilder &b, Location loc, const KernelContext &ctx, Value base, Type element, Value first,
-                         int64_t n) {
-  if (ctx.amd)
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                 arith::RemUIOp::create(b, loc, first, i32Const(b, loc, n)), i32Const(b, loc, 0));
-  Value address = globalAddress(b, loc, base, element, arith::ExtUIOp::create(b, loc, b.getI64Type(), first));
-  return isAligned(b, loc, address, bytesOf(element, n));
-}
-
-/// Whether a group of `n` buffer elements can move with one 128-bit access: every mask in
-/// `masks` set (null entries count as set), all in range, and aligned.
-Value bufferGroupFast(OpBuilder &b, Location loc, const KernelContext &ctx, Value base, Type element, Value first,
-                      Value count, ArrayRef<Value> masks, int64_t n) {
-  Value fast = bufferGroupInRange(b, loc, first, count, n);
-  for (Value mask : masks)
-    fast = andOf(b, loc, fast, mask);
-  return andOf(b, loc, fast, bufferGroupAligned(b, loc, ctx, base, element, first, n));
-}
-
-/// One element read through a buffer view; 0 unless `active`.
-Value loadBufferElement(OpBuilder &b, Location loc, const KernelContext &ctx, Value base, Type element, Value offset,
-                        Value active) {
-  Type memory = memoryType(element);
-  if (ctx.amd) { // out-of-range offsets read 0 in hardware
-    Value zero = i32Const(b, loc, 0);
-    Value raw = ROCDL::RawPtrBufferLoadOp::create(b, loc, memory, base, amdBufferOffset(b, loc, offset, active, element),
-                                                  zero, zero, nullptr, nullptr, nullptr);
-    return fromMemory(b, loc, raw, element);
+/// How one op reaches global memory: through a pointer, where the mask alone decides which
+/// elements are accessed (offsets are signed), or through a buffer view, where an element
+/// is accessed only if its offset is also below the view's count (unsigned). On AMD a view
+/// is a raw buffer resource whose hardware range check reads 0 for, and drops writes to,
+/// what lies outside it.
+class GlobalAccess {
+public:
+  static GlobalAccess pointer(const KernelContext &ctx, Value pointer, Type element) {
+    return GlobalAccess(ctx, pointer, Value(), element);
   }
-  return guarded(
-      b, loc, active,
-      [&](OpBuilder &tb) {
-        Value address = globalAddress(tb, loc, base, element, arith::ExtUIOp::create(tb, loc, tb.getI64Type(), offset));
-        return fromMemory(tb, loc, LLVM::LoadOp::create(tb, loc, memory, address), element);
+  static GlobalAccess view(OpBuilder &b, Location loc, const KernelContext &ctx, Value view, Type element) {
+    return GlobalAccess(ctx, bufferBase(b, loc, view), bufferCount(b, loc, view), element);
+  }
+
+  bool isView() const { return bool(count); }
+
+  /// Whether the element at `offset` whose mask is `mask` (null: set) is accessed; null
+  /// when it always is.
+  Value elementActive(OpBuilder &b, Location loc, Value offset, Value mask) const {
+    if (!isView())
+      return mask;
+    return andOf(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, offset, count), mask);
+  }
+
+  /// For `n` consecutive offsets from `first`: whether all are in range (null for pointers).
+  /// The last one must be below the count and the run must not wrap around 2^32.
+  Value groupInRange(OpBuilder &b, Location loc, Value first, int64_t n) const {
+    if (!isView())
+      return {};
+    Value last = arith::AddIOp::create(b, loc, first, i32Const(b, loc, n - 1));
+    return andOf(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, last, first),
+                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, last, count));
+  }
+
+  /// Whether a group of `n` elements from `first` is aligned for one access: NVIDIA faults on
+  /// misaligned vectors; CDNA buffer accesses only need the offset aligned.
+  Value groupAligned(OpBuilder &b, Location loc, Value first, int64_t n) const {
+    if (isView() && ctx.amd)
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                   arith::RemUIOp::create(b, loc, first, i32Const(b, loc, n)), i32Const(b, loc, 0));
+    return isAligned(b, loc, address(b, loc, first), bytesOf(element, n));
+  }
+
+  /// Whether `n` elements from `first` are all in range and aligned for one access.
+  Value groupReady(OpBuilder &b, Location loc, Value first, int64_t n) const {
+    return andOf(b, loc, groupInRange(b, loc, first, n), groupAligned(b, loc, first, n));
+  }
+
+  /// The global address of the element at `offset` (not for AMD views, which go through
+  /// their resource).
+  Value address(OpBuilder &b, Location loc, Value offset) const {
+    if (isView())
+      offset = arith::ExtUIOp::create(b, loc, b.getI64Type(), offset);
+    return globalAddress(b, loc, base, element, offset);
+  }
+
+  /// The element at `offset` if `active` (null: always), else `otherwise()`.
+  Value loadElement(OpBuilder &b, Location loc, Value offset, Value active,
+                    function_ref<Value(OpBuilder &)> otherwise) const {
+    Type memory = memoryType(element);
+    if (isView() && ctx.amd) // inactive elements read 0 in hardware (views have no `other`)
+      return fromMemory(b, loc, bufferLoad(b, loc, memory, amdBufferOffset(b, loc, offset, active)), element);
+    return guarded(
+        b, loc, active,
+        [&](OpBuilder &tb) {
+          return fromMemory(tb, loc, LLVM::LoadOp::create(tb, loc, memory, address(tb, loc, offset)), element);
+        },
+        otherwise);
+  }
+
+  /// `n` consecutive elements from `first`, known active, in range and aligned, with one
+  /// access; in memory types.
+  Value loadGroup(OpBuilder &b, Location loc, Value first, int64_t n) const {
+    VectorType type = VectorType::get({n}, memoryType(element));
+    if (isView() && ctx.amd)
+      return bufferLoad(b, loc, type, amdBufferOffset(b, loc, first, Value()));
+    return LLVM::LoadOp::create(b, loc, type, address(b, loc, first), bytesOf(element, n));
+  }
+
+  /// Writes `value` (in its memory type) at `offset` if `active` (null: always).
+  void storeElement(OpBuilder &b, Location loc, Value offset, Value active, Value value) const {
+    if (isView() && ctx.amd) { // inactive elements are dropped in hardware
+      ROCDL::RawPtrBufferStoreOp::create(b, loc, value, base, amdBufferOffset(b, loc, offset, active), zero(b, loc),
+                                         zero(b, loc), nullptr, nullptr, nullptr);
+      return;
+    }
+    guardedEffect(b, loc, active,
+                  [&](OpBuilder &tb) { LLVM::StoreOp::create(tb, loc, value, address(tb, loc, offset)); });
+  }
+
+  /// Writes a vector of consecutive elements from `first`, known active, in range and aligned.
+  void storeGroup(OpBuilder &b, Location loc, Value first, Value vector) const {
+    int64_t n = cast<VectorType>(vector.getType()).getNumElements();
+    if (isView() && ctx.amd) {
+      ROCDL::RawPtrBufferStoreOp::create(b, loc, vector, base, amdBufferOffset(b, loc, first, Value()), zero(b, loc),
+                                         zero(b, loc), nullptr, nullptr, nullptr);
+      return;
+    }
+    LLVM::StoreOp::create(b, loc, vector, address(b, loc, first), bytesOf(element, n));
+  }
+
+private:
+  GlobalAccess(const KernelContext &ctx, Value base, Value count, Type element)
+      : ctx(ctx), base(base), count(count), element(element) {}
+
+  static Value zero(OpBuilder &b, Location loc) { return i32Const(b, loc, 0); }
+
+  /// Byte offset into an AMD buffer resource: inactive elements (`active` false) get an
+  /// offset past any buffer, which the hardware reads as 0 and never writes.
+  Value amdBufferOffset(OpBuilder &b, Location loc, Value offset, Value active) const {
+    Value bytes = arith::MulIOp::create(b, loc, offset, i32Const(b, loc, bytesOf(element, 1)));
+    if (!active)
+      return bytes;
+    return arith::SelectOp::create(b, loc, active, bytes, i32Const(b, loc, int32_t(0x80000000u)));
+  }
+
+  Value bufferLoad(OpBuilder &b, Location loc, Type type, Value byteOffset) const {
+    return ROCDL::RawPtrBufferLoadOp::create(b, loc, type, base, byteOffset, zero(b, loc), zero(b, loc), nullptr,
+                                             nullptr, nullptr);
+  }
+
+  const KernelContext &ctx;
+  Value base;  // a global pointer; for a view, its base (AMD: its buffer resource)
+  Value count; // a view's element count; null for pointers
+  Type element;
+};
+
+/// The registers of a loaded vector, in the tile's element type.
+SmallVector<Value> unpackLoaded(OpBuilder &b, Location loc, Value vector, Type element) {
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < cast<VectorType>(vector.getType()).getNumElements(); ++i)
+    values.push_back(fromMemory(b, loc, extract(b, loc, vector, i), element));
+  return values;
+}
+
+/// Reads a distributed tile through `access`: each group of `n` registers with consecutive
+/// offsets that is active, in range and aligned with one access, other registers one by one
+/// (`otherwise(b, r)` gives register `r`'s value where it is not accessed).
+Value loadTileFromGlobal(OpBuilder &b, Location loc, const ThreadTile &t, int64_t n, const GlobalAccess &access,
+                         Value offsets, Value mask, function_ref<Value(OpBuilder &, int64_t)> otherwise) {
+  Type element = t.type.getElementType();
+  SmallVector<Value> offset(t.registers), masks(t.registers);
+  auto elements = accessInGroups(
+      b, loc, t.registers, n,
+      [&](int64_t r) -> Value {
+        Value fast;
+        for (int64_t i = r; i < r + n; ++i) {
+          offset[i] = extract(b, loc, offsets, i);
+          masks[i] = mask ? extract(b, loc, mask, i) : Value();
+          fast = andOf(b, loc, fast, masks[i]);
+        }
+        return n == 1 ? Value() : andOf(b, loc, fast, access.groupReady(b, loc, offset[r], n));
       },
-      [&](OpBuilder &eb) { return zeroOf(eb, loc, element); });
+      [&](OpBuilder &vb, int64_t r) { return unpackLoaded(vb, loc, access.loadGroup(vb, loc, offset[r], n), element); },
+      [&](OpBuilder &eb, int64_t r) {
+        Value active = access.elementActive(eb, loc, offset[r], masks[r]);
+        return SmallVector<Value>{
+            access.loadElement(eb, loc, offset[r], active, [&](OpBuilder &ob) { return otherwise(ob, r); })};
+      });
+  return fromElements(b, loc, t.vectorType, elements);
 }
 
-/// `n` consecutive elements read through a buffer view with one access (the group is known
-/// to be active, in range and aligned), in memory types.
-Value loadBufferGroup(OpBuilder &b, Location loc, const KernelContext &ctx, Value base, Type element, Value first,
-                      int64_t n) {
-  VectorType type = VectorType::get({n}, memoryType(element));
-  if (ctx.amd) {
-    Value zero = i32Const(b, loc, 0);
-    return ROCDL::RawPtrBufferLoadOp::create(b, loc, type, base, amdBufferOffset(b, loc, first, Value(), element), zero,
-                                             zero, nullptr, nullptr, nullptr);
-  }
-  Value address = globalAddress(b, loc, base, element, arith::ExtUIOp::create(b, loc, b.getI64Type(), first));
-  return LLVM::LoadOp::create(b, loc, type, address, bytesOf(element, n));
+/// Writes a distributed tile through `access`, grouped as loadTileFromGlobal reads. Each
+/// replicated element is written once, by its owner.
+void storeTileToGlobal(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTile &t, int64_t n,
+                       const GlobalAccess &access, Value offsets, Value mask, Value value) {
+  Type memory = memoryType(t.type.getElementType());
+  SmallVector<Value> offset(t.registers), masks(t.registers), values(t.registers);
+  accessInGroups(
+      b, loc, t.registers, n,
+      [&](int64_t r) -> Value {
+        Value fast;
+        for (int64_t i = r; i < r + n; ++i) {
+          offset[i] = extract(b, loc, offsets, i);
+          masks[i] = andOf(b, loc, mask ? extract(b, loc, mask, i) : Value(), ownerMask(b, loc, ctx, t, i));
+          values[i] = toMemory(b, loc, extract(b, loc, value, i));
+          fast = andOf(b, loc, fast, masks[i]);
+        }
+        return n == 1 ? Value() : andOf(b, loc, fast, access.groupReady(b, loc, offset[r], n));
+      },
+      [&](OpBuilder &vb, int64_t r) {
+        access.storeGroup(vb, loc, offset[r],
+                          fromElements(vb, loc, VectorType::get({n}, memory), ArrayRef(values).slice(r, n)));
+        return SmallVector<Value>{};
+      },
+      [&](OpBuilder &eb, int64_t r) {
+        access.storeElement(eb, loc, offset[r], access.elementActive(eb, loc, offset[r], masks[r]), values[r]);
+        return SmallVector<Value>{};
+      });
 }
+
+struct LoadLowering : GpuPattern<LoadOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(LoadOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    ThreadTile t = threadTile(op.getType());
+    Type element = t.type.getElementType();
+    Value other = adaptor.getOther();
+    auto otherwise = [&](OpBuilder &b, int64_t r) {
+      if (!other)
+        return zeroOf(b, loc, element);
+      return isa<VectorType>(other.getType()) ? extract(b, loc, other, r) : other;
+    };
+    int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
+    rw.replaceOp(op, loadTileFromGlobal(rw, loc, t, n, GlobalAccess::pointer(ctx, adaptor.getBase(), element),
+                                        adaptor.getOffsets(), adaptor.getMask(), otherwise));
+    return success();
+  }
+};
 
 struct BufferLoadLowering : GpuPattern<BufferLoadOp> {
   using GpuPattern::GpuPattern;
@@ -1188,27 +1219,23 @@ struct BufferLoadLowering : GpuPattern<BufferLoadOp> {
     Location loc = op.getLoc();
     ThreadTile t = threadTile(op.getType());
     Type element = t.type.getElementType();
-    Value count = bufferCount(rw, loc, adaptor.getBuffer()), base = bufferBase(rw, loc, adaptor.getBuffer());
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    SmallVector<Value> offsets(t.registers), masks(t.registers);
-    auto elements = accessInGroups(
-        rw, loc, t.registers, n,
-        [&](int64_t r) -> Value {
-          for (int64_t i = r; i < r + n; ++i) {
-            offsets[i] = extract(rw, loc, adaptor.getOffsets(), i);
-            masks[i] = adaptor.getMask() ? extract(rw, loc, adaptor.getMask(), i) : Value();
-          }
-          return n == 1 ? Value()
-                        : bufferGroupFast(rw, loc, ctx, base, element, offsets[r], count, ArrayRef(masks).slice(r, n), n);
-        },
-        [&](OpBuilder &b, int64_t r) {
-          return unpackLoaded(b, loc, loadBufferGroup(b, loc, ctx, base, element, offsets[r], n), element);
-        },
-        [&](OpBuilder &b, int64_t r) {
-          Value active = bufferElementActive(b, loc, offsets[r], masks[r], count);
-          return SmallVector<Value>{loadBufferElement(b, loc, ctx, base, element, offsets[r], active)};
-        });
-    rw.replaceOp(op, fromElements(rw, loc, t.vectorType, elements));
+    rw.replaceOp(op, loadTileFromGlobal(rw, loc, t, n, GlobalAccess::view(rw, loc, ctx, adaptor.getBuffer(), element),
+                                        adaptor.getOffsets(), adaptor.getMask(),
+                                        [&](OpBuilder &b, int64_t) { return zeroOf(b, loc, element); }));
+    return success();
+  }
+};
+
+struct StoreLowering : GpuPattern<StoreOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(StoreOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    ThreadTile t = threadTile(op.getValue().getType());
+    Type element = t.type.getElementType();
+    int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
+    storeTileToGlobal(rw, op.getLoc(), ctx, t, n, GlobalAccess::pointer(ctx, adaptor.getBase(), element),
+                      adaptor.getOffsets(), adaptor.getMask(), adaptor.getValue());
+    rw.eraseOp(op);
     return success();
   }
 };
@@ -1218,50 +1245,10 @@ struct BufferStoreLowering : GpuPattern<BufferStoreOp> {
   LogicalResult matchAndRewrite(BufferStoreOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     ThreadTile t = threadTile(op.getValue().getType());
-    Type element = t.type.getElementType(), memory = memoryType(element);
-    Value count = bufferCount(rw, loc, adaptor.getBuffer()), base = bufferBase(rw, loc, adaptor.getBuffer());
-    Value zero = i32Const(rw, loc, 0);
+    Type element = t.type.getElementType();
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    SmallVector<Value> offsets(t.registers), masks(t.registers), values(t.registers);
-    accessInGroups(
-        rw, loc, t.registers, n,
-        [&](int64_t r) -> Value {
-          for (int64_t i = r; i < r + n; ++i) {
-            offsets[i] = extract(rw, loc, adaptor.getOffsets(), i);
-            masks[i] = andOf(rw, loc, adaptor.getMask() ? extract(rw, loc, adaptor.getMask(), i) : Value(),
-                             ownerMask(rw, loc, ctx, t, i));
-            values[i] = toMemory(rw, loc, extract(rw, loc, adaptor.getValue(), i));
-          }
-          return n == 1 ? Value()
-                        : bufferGroupFast(rw, loc, ctx, base, element, offsets[r], count, ArrayRef(masks).slice(r, n), n);
-        },
-        [&](OpBuilder &b, int64_t r) {
-          Value v = fromElements(b, loc, VectorType::get({n}, memory), ArrayRef(values).slice(r, n));
-          if (ctx.amd)
-            ROCDL::RawPtrBufferStoreOp::create(b, loc, v, base, amdBufferOffset(b, loc, offsets[r], Value(), element),
-                                               zero, zero, nullptr, nullptr, nullptr);
-          else
-            LLVM::StoreOp::create(
-                b, loc, v,
-                globalAddress(b, loc, base, element, arith::ExtUIOp::create(b, loc, b.getI64Type(), offsets[r])),
-                bytesOf(element, n));
-          return SmallVector<Value>{};
-        },
-        [&](OpBuilder &b, int64_t r) {
-          Value active = bufferElementActive(b, loc, offsets[r], masks[r], count);
-          if (ctx.amd) { // out-of-range offsets are dropped in hardware
-            ROCDL::RawPtrBufferStoreOp::create(b, loc, values[r], base,
-                                               amdBufferOffset(b, loc, offsets[r], active, element), zero, zero,
-                                               nullptr, nullptr, nullptr);
-          } else {
-            guardedEffect(b, loc, active, [&](OpBuilder &tb) {
-              Value address = globalAddress(tb, loc, base, element,
-                                            arith::ExtUIOp::create(tb, loc, tb.getI64Type(), offsets[r]));
-              LLVM::StoreOp::create(tb, loc, values[r], address);
-            });
-          }
-          return SmallVector<Value>{};
-        });
+    storeTileToGlobal(rw, loc, ctx, t, n, GlobalAccess::view(rw, loc, ctx, adaptor.getBuffer(), element),
+                      adaptor.getOffsets(), adaptor.getMask(), adaptor.getValue());
     rw.eraseOp(op);
     return success();
   }
@@ -1329,28 +1316,17 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
     ThreadTile t = threadTile(cast<RankedTensorType>(op.getOffsets().getType()));
     SharedType dest = op.getDest().getType();
     Type element = dest.getElementType();
-    bool view = isa<BufferType>(op.getBase().getType());
-    Value base = view ? bufferBase(rw, loc, adaptor.getBase()) : adaptor.getBase();
-    Value count = view ? bufferCount(rw, loc, adaptor.getBase()) : Value();
+    GlobalAccess access = isa<BufferType>(op.getBase().getType())
+                              ? GlobalAccess::view(rw, loc, ctx, adaptor.getBase(), element)
+                              : GlobalAccess::pointer(ctx, adaptor.getBase(), element);
     auto coords = coordinates(rw, loc, ctx, t);
     auto maskOf = [&](OpBuilder &b, int64_t r) {
       return adaptor.getMask() ? extract(b, loc, adaptor.getMask(), r) : Value();
     };
     auto copyOne = [&](OpBuilder &b, int64_t r) {
       Value offset = extract(b, loc, adaptor.getOffsets(), r);
-      Value value;
-      if (view) {
-        value = loadBufferElement(b, loc, ctx, base, element, offset,
-                                  bufferElementActive(b, loc, offset, maskOf(b, r), count));
-      } else {
-        value = guarded(
-            b, loc, maskOf(b, r),
-            [&](OpBuilder &tb) {
-              Value address = globalAddress(tb, loc, base, element, offset);
-              return fromMemory(tb, loc, LLVM::LoadOp::create(tb, loc, memoryType(element), address), element);
-            },
-            [&](OpBuilder &eb) { return zeroOf(eb, loc, element); });
-      }
+      Value value = access.loadElement(b, loc, offset, access.elementActive(b, loc, offset, maskOf(b, r)),
+                                       [&](OpBuilder &eb) { return zeroOf(eb, loc, element); });
       storeShared(b, loc, adaptor.getDest(), sharedIndex(b, loc, dest, coords[r]), value);
     };
     // A group is contiguous in shared memory too unless a swizzle splits it.
@@ -1377,32 +1353,24 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
       }
       Value first = extract(rw, loc, adaptor.getOffsets(), r);
       // Every element of the group is copied (null: unconditionally).
-      Value full = view ? andOf(rw, loc, allOn, bufferGroupInRange(rw, loc, first, count, n)) : allOn;
+      Value full = andOf(rw, loc, allOn, access.groupInRange(rw, loc, first, n));
       // NVIDIA zero-fills a fully masked group through the source size, so it is uniform too.
       Value uniform = full && allOff && !ctx.amd ? Value(arith::OrIOp::create(rw, loc, full, allOff)) : full;
-      // The source as a global address (AMD reads a view through its buffer resource instead).
-      Value src = view && ctx.amd ? Value()
-                                  : globalAddress(rw, loc, base, element,
-                                                  view ? Value(arith::ExtUIOp::create(rw, loc, rw.getI64Type(), first))
-                                                       : first);
-      Value srcAligned = view ? bufferGroupAligned(rw, loc, ctx, base, element, first, n) : isAligned(rw, loc, src, bytes);
+      Value srcAligned = access.groupAligned(rw, loc, first, n);
       Value dst = sharedAddress(rw, loc, adaptor.getDest(), sharedIndex(rw, loc, dest, coords[r]), element);
       Value fast = andOf(rw, loc, andOf(rw, loc, uniform, srcAligned), isAligned(rw, loc, dst, bytes));
       scf::IfOp::create(
           rw, loc, fast,
           [&](OpBuilder &b, Location l) {
             if (ctx.amd) {
-              Value group = view ? loadBufferGroup(b, l, ctx, base, element, first, n)
-                                 : Value(LLVM::LoadOp::create(b, l, VectorType::get({n}, memoryType(element)), src,
-                                                              bytes));
-              LLVM::StoreOp::create(b, l, group, dst, bytes);
+              LLVM::StoreOp::create(b, l, access.loadGroup(b, l, first, n), dst, bytes);
               scf::YieldOp::create(b, l);
               return;
             }
             Value size = i32Const(b, l, bytes);
             Value sourceBytes = full ? Value(arith::SelectOp::create(b, l, full, size, i32Const(b, l, 0))) : size;
             auto cache = bytes == 16 ? NVVM::LoadCacheModifierKind::CG : NVVM::LoadCacheModifierKind::CA;
-            NVVM::CpAsyncOp::create(b, l, dst, src, b.getI32IntegerAttr(bytes),
+            NVVM::CpAsyncOp::create(b, l, dst, access.address(b, l, first), b.getI32IntegerAttr(bytes),
                                     NVVM::LoadCacheModifierKindAttr::get(b.getContext(), cache), sourceBytes);
             scf::YieldOp::create(b, l);
           },
