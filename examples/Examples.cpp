@@ -260,6 +260,7 @@ CheckReport verifyRmsNorm(const LaunchPlan &plan) {
 
 //===----------------------------------------------------------------------===//
 // gemm: C[M,N] (f32) = A[M,K] (bf16) * B[K,N] (bf16), 64x64 output tiles, K in steps of 32.
+// gemm_fp8: the same with fp8 (e4m3) A and B, K in steps of 64 (the same bytes per step).
 // A and B are read through buffer views: rows past M (and anything past the end) read 0;
 // the K tail is masked because it lies inside the padded rows. The loop is written without
 // any staging; the compiler pipelines it (kGemmStages-deep shared ring, tile-pipeline-loops).
@@ -269,27 +270,48 @@ constexpr int kTileM = 64, kTileN = 64, kTileK = 32;
 /// gemm's K loop is written plainly; tile-pipeline-loops prefetches it this many steps deep.
 constexpr int kGemmStages = 3;
 
+/// One input format of the plain GEMM: its element type, its K step, and its host encoding.
+struct GemmInput {
+  const char *kernel;
+  DType dtype;
+  const char *typeName; // element type of the launch buffers
+  int tileK;
+  uint8_t bytes;
+  std::function<std::vector<uint8_t>(size_t count, uint64_t seed)> random;
+  std::function<double(const uint8_t *data, size_t index)> decode;
+};
+
+const GemmInput kBF16Input{"gemm", DType::bf16, "bf16", kTileK, 2,
+                           [](size_t count, uint64_t seed) { return bytesOf(toBF16(randomFloats(count, seed))); },
+                           [](const uint8_t *data, size_t i) {
+                             uint16_t h;
+                             std::memcpy(&h, data + 2 * i, 2);
+                             return double(fromBF16(h));
+                           }};
+const GemmInput kFP8Input{"gemm_fp8", DType::f8E4M3FN, "f8E4M3FN", 2 * kTileK, 1, randomE4M3,
+                          [](const uint8_t *data, size_t i) { return double(fromE4M3(data[i])); }};
+
 /// The GEMM kernels' arguments, in launch order.
 struct GemmArguments {
   Pointer a, b, c;
   Value m, n, k, lda, ldb, ldc;
-  explicit GemmArguments(KernelBuilder &kernel)
-      : a(kernel.pointer("a", DType::bf16)), b(kernel.pointer("b", DType::bf16)), c(kernel.pointer("c", DType::f32)),
+  GemmArguments(KernelBuilder &kernel, DType input)
+      : a(kernel.pointer("a", input)), b(kernel.pointer("b", input)), c(kernel.pointer("c", DType::f32)),
         m(kernel.scalar("M", DType::i32)), n(kernel.scalar("N", DType::i32)), k(kernel.scalar("K", DType::i32)),
         lda(kernel.scalar("lda", DType::i32)), ldb(kernel.scalar("ldb", DType::i32)),
         ldc(kernel.scalar("ldc", DType::i32)) {}
 };
 
-std::unique_ptr<Module> buildGemm(std::string *error) {
+std::unique_ptr<Module> buildGemm(const GemmInput &input, std::string *error) {
   ModuleBuilder mb;
   {
-    auto kernel = mb.kernel("gemm", {.numWarps = 4, .numStages = kGemmStages});
-    auto [a, b, c, m, n, kk, lda, ldb, ldc] = GemmArguments(kernel);
+    auto kernel = mb.kernel(input.kernel, {.numWarps = 4, .numStages = kGemmStages});
+    auto [a, b, c, m, n, kk, lda, ldb, ldc] = GemmArguments(kernel, input.dtype);
     Buffer aView = makeBuffer(a, m * lda), bView = makeBuffer(b, kk * ldb);
     Value rows = programId(0) * kTileM + arange(0, kTileM);
     Value cols = programId(1) * kTileN + arange(0, kTileN);
-    Value kRange = arange(0, kTileK);
-    Value acc = forRange(0, kk, kTileK, {zeros({kTileM, kTileN}, DType::f32)},
+    Value kRange = arange(0, input.tileK);
+    Value acc = forRange(0, kk, input.tileK, {zeros({kTileM, kTileN}, DType::f32)},
                          [&](Value k0, const std::vector<Value> &sum) {
                            Value ks = k0 + kRange;
                            Value aTile = load(aView, rows.expand(1) * lda + ks.expand(0), (ks < kk).expand(0));
@@ -314,7 +336,7 @@ std::unique_ptr<Module> buildGemmPipelined(std::string *error) {
   ModuleBuilder mb;
   {
     auto kernel = mb.kernel("gemm_pipelined");
-    auto [a, b, c, m, n, kk, lda, ldb, ldc] = GemmArguments(kernel);
+    auto [a, b, c, m, n, kk, lda, ldb, ldc] = GemmArguments(kernel, DType::bf16);
     Value rows = programId(0) * kTileM + arange(0, kTileM);
     Value cols = programId(1) * kTileN + arange(0, kTileN);
     Value kRange = arange(0, kTileK);
@@ -348,33 +370,35 @@ std::unique_ptr<Module> buildGemmPipelined(std::string *error) {
   return mb.finish(error);
 }
 
-LaunchPlan prepareGemm(const std::vector<int64_t> &shape, uint64_t seed) {
+LaunchPlan prepareGemm(const GemmInput &input, const std::vector<int64_t> &shape, uint64_t seed) {
   size_t m = shape[0], n = shape[1], k = shape[2];
   size_t lda = k + 1, ldb = n + 2, ldc = n + 3; // padded leading dimensions
-  return {"gemm", {ceilDiv(m, kTileM), ceilDiv(n, kTileN), 1},
-          {buffer("a", "bf16", bytesOf(toBF16(randomFloats(m * lda, seed)))),
-           buffer("b", "bf16", bytesOf(toBF16(randomFloats(k * ldb, seed + 3)))),
+  // Exact products, f32 sums in another order: within 2 * K * 2^-24 * sum|a*b|, which for
+  // these shapes and magnitudes (|x| < 1 bf16, < 2 fp8) is below atol.
+  double atol = input.dtype == DType::bf16 ? 1e-4 : 2e-3;
+  return {input.kernel, {ceilDiv(m, kTileM), ceilDiv(n, kTileN), 1},
+          {buffer("a", input.typeName, input.random(m * lda, seed)),
+           buffer("b", input.typeName, input.random(k * ldb, seed + 3)),
            buffer("c", "f32", bytesOf(std::vector<float>(m * ldc, poisonF32())), true), i32("M", m), i32("N", n),
            i32("K", k), i32("lda", lda), i32("ldb", ldb), i32("ldc", ldc)},
-          // Exact products, f32 sums in another order: within 2 * K * 2^-24 * sum|a*b| <= 1e-4 here.
-          shape, seed, /*rtol=*/1e-5, /*atol=*/1e-4};
+          shape, seed, /*rtol=*/1e-5, atol};
 }
 
-CheckReport verifyGemm(const LaunchPlan &plan) {
+CheckReport verifyGemm(const GemmInput &input, const LaunchPlan &plan) {
   CheckReport report;
   size_t m = plan.shape[0], n = plan.shape[1], k = plan.shape[2];
   size_t lda = plan.arg("lda").i32, ldb = plan.arg("ldb").i32, ldc = plan.arg("ldc").i32;
-  const uint16_t *a = plan.arg("a").as<uint16_t>(), *b = plan.arg("b").as<uint16_t>();
+  const uint8_t *a = plan.arg("a").data.data(), *b = plan.arg("b").data.data();
   const float *c = plan.arg("c").as<float>();
-  // Products of bf16 values are exact in f32; f32 accumulation of k terms errs at most
-  // k * 2^-24 * sum |a*b| (standard summation bound), checked per element.
+  // Products of bf16 (or fp8) values are exact in f32; f32 accumulation of k terms errs at
+  // most k * 2^-24 * sum |a*b| (standard summation bound), checked per element.
   double worstRatio = 0;
   bool paddingIntact = true;
   for (size_t i = 0; i < m; ++i) {
     for (size_t j = 0; j < n; ++j) {
       double ref = 0, magnitude = 0;
       for (size_t p = 0; p < k; ++p) {
-        double prod = double(fromBF16(a[i * lda + p])) * fromBF16(b[p * ldb + j]);
+        double prod = input.decode(a, i * lda + p) * input.decode(b, p * ldb + j);
         ref += prod;
         magnitude += std::abs(prod);
       }
@@ -498,16 +522,24 @@ const std::vector<Example> &wavetile::examples::allExamples() {
       {"gemm", "C = A*B, bf16 inputs, f32 accumulate, K loop pipelined by the compiler", {"M", "N", "K"},
        // K = 161: six steps, so the three-slot ring wraps around.
        {{1, 1, 1}, {17, 33, 15}, {45, 70, 50}, {64, 32, 48}, {130, 75, 33}, {70, 45, 161}},
-       buildGemm, prepareGemm, verifyGemm},
+       [](std::string *error) { return buildGemm(kBF16Input, error); },
+       [](const std::vector<int64_t> &shape, uint64_t seed) { return prepareGemm(kBF16Input, shape, seed); },
+       [](const LaunchPlan &plan) { return verifyGemm(kBF16Input, plan); }},
       {"gemm_pipelined", "the GEMM with a double-buffered, asynchronously filled K loop", {"M", "N", "K"},
        {{1, 1, 1}, {17, 33, 15}, {45, 70, 50}, {64, 32, 96}, {130, 75, 97}},
        buildGemmPipelined,
        [](const std::vector<int64_t> &shape, uint64_t seed) {
-         LaunchPlan plan = prepareGemm(shape, seed);
+         LaunchPlan plan = prepareGemm(kBF16Input, shape, seed);
          plan.kernel = "gemm_pipelined";
          return plan;
        },
-       verifyGemm},
+       [](const LaunchPlan &plan) { return verifyGemm(kBF16Input, plan); }},
+      {"gemm_fp8", "C = A*B, fp8 e4m3 inputs, f32 accumulate, K loop pipelined by the compiler", {"M", "N", "K"},
+       // K = 321: six steps of 64, so the three-slot ring wraps around.
+       {{1, 1, 1}, {17, 33, 15}, {45, 70, 100}, {64, 32, 64}, {130, 75, 65}, {70, 45, 321}},
+       [](std::string *error) { return buildGemm(kFP8Input, error); },
+       [](const std::vector<int64_t> &shape, uint64_t seed) { return prepareGemm(kFP8Input, shape, seed); },
+       [](const LaunchPlan &plan) { return verifyGemm(kFP8Input, plan); }},
   };
   return examples;
 }

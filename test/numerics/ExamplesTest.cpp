@@ -35,7 +35,7 @@ TEST_P(ExampleTest, MatchesReferenceOnOddShapes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Host, ExampleTest, ::testing::Values("vector_add", "softmax", "rmsnorm", "gemm", "gemm_pipelined"),
+INSTANTIATE_TEST_SUITE_P(Host, ExampleTest, ::testing::Values("vector_add", "softmax", "rmsnorm", "gemm", "gemm_pipelined", "gemm_fp8"),
                          [](const auto &info) { return info.param; });
 
 /// Compiles an example after replacing `from` with `to` in its tile IR.
@@ -83,7 +83,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Mutation{"vector_add", "arith.cmpi slt", "arith.cmpi sle"}, // writes one past the end
                       Mutation{"softmax", "math.exp", "math.exp2"},
                       Mutation{"rmsnorm", "math.rsqrt", "math.sqrt"},
-                      Mutation{"gemm", "arith.muli", "arith.addi"}), // wrong tile origin
+                      Mutation{"gemm", "arith.muli", "arith.addi"}, // wrong tile origin
+                      Mutation{"gemm_fp8", "arith.cmpi slt", "arith.cmpi sgt"}), // A's K mask inverted
     [](const auto &info) { return info.param.example + "_" + std::to_string(info.index); });
 
 } // namespace

@@ -53,9 +53,9 @@ TEST(GpuTargets, Table) {
   EXPECT_EQ(sm90.vendor, GpuVendor::NVIDIA);
   EXPECT_EQ(sm90.triple, "nvptx64-nvidia-cuda");
   EXPECT_EQ(sm90.waveSize, 32);
-  EXPECT_EQ(sm90.features, "");
+  EXPECT_EQ(sm90.features, "+ptx84"); // fp8 mma.sync
   EXPECT_EQ(target("sm_90a").chip, "sm_90a");
-  EXPECT_EQ(target("sm_90a").features, "+ptx80");
+  EXPECT_EQ(target("sm_90a").features, "+ptx84");
 }
 
 TEST(GpuTargets, UnknownNamesAreNotGuessed) {

@@ -7,9 +7,9 @@
 // RUN: %wavetile compile %s --target sm_90 --emit llvm | FileCheck %s --check-prefix=IR
 // RUN: not %wavetile compile %s --target sm_90 --emit hsaco 2>&1 | FileCheck %s --check-prefix=BADEMIT
 
-// PTX90: .version 7.8
+// PTX90: .version 8.4
 // PTX90: .target sm_90{{$}}
-// PTX90A: .version 8.0
+// PTX90A: .version 8.4
 // PTX90A: .target sm_90a
 // PTX: .address_size 64
 

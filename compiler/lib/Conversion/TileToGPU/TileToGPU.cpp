@@ -519,12 +519,13 @@ void storeTileToShared(OpBuilder &b, Location loc, const KernelContext &ctx, con
 }
 
 /// How `ldmatrix` (PTX ISA, warp-level matrix load) fills a thread's registers from shared
-/// memory. Each pair of 16-bit registers must be one 32-bit fragment of an 8x8 matrix whose
-/// rows are 16 contiguous, aligned bytes: lane t holds row t/4, columns 2(t%4) and 2(t%4)+1,
-/// or with `.trans` rows 2(t%4) and 2(t%4)+1 of column t/4. Lane t gives the address of row
-/// t%8 of the instruction's matrix t/8; in tile coordinates that row starts at
-/// groupBase[instruction] plus laneStep[b] for each set bit b of the lane id plus warpStep[b]
-/// for each set bit of the warp id, a decomposition checked for every lane and warp.
+/// memory. Each 32-bit group of registers (a pair of 16-bit or four 8-bit ones) must be one
+/// fragment of an 8x8 matrix of 16-bit units whose rows are 16 contiguous, aligned bytes:
+/// lane t holds row t/4, units 2(t%4) and 2(t%4)+1, or, with `.trans` (16-bit elements only),
+/// rows 2(t%4) and 2(t%4)+1 of column t/4. Lane t gives the address of row t%8 of the
+/// instruction's matrix t/8; in tile coordinates that row starts at groupBase[instruction]
+/// plus laneStep[b] for each set bit b of the lane id plus warpStep[b] for each set bit of
+/// the warp id, a decomposition checked for every lane and warp.
 struct LdMatrixPlan {
   bool transposed = false;
   int64_t matrices = 0; // per instruction: 1, 2 or 4
@@ -533,47 +534,56 @@ struct LdMatrixPlan {
 
 std::optional<LdMatrixPlan> planLdMatrix(const ThreadTile &t, SharedType source) {
   ArrayRef<int64_t> shape = t.type.getShape();
-  if (t.warpSize() != 32 || shape.size() != 2 || source.getShape() != shape || t.registers % 2 ||
-      t.type.getElementType().getIntOrFloatBitWidth() != 16 || sharedViewAlignment(source) < 16)
+  unsigned bits = t.type.getElementType().getIntOrFloatBitWidth();
+  if (t.warpSize() != 32 || shape.size() != 2 || source.getShape() != shape || (bits != 16 && bits != 8) ||
+      sharedViewAlignment(source) < 16)
+    return std::nullopt;
+  int64_t perWord = 32 / bits, rowElements = 128 / bits; // elements per 32-bit fragment / 16-byte row
+  if (t.registers % perWord)
     return std::nullopt;
   auto coordsOf = [&](int64_t reg, int64_t lane, int64_t warp) {
     return delinearize(t.elementAt(reg, lane, warp), shape);
   };
   auto offsetOf = [&](int64_t reg, int64_t lane, int64_t warp) { return sharedOffset(source, coordsOf(reg, lane, warp)); };
-  int64_t pairs = t.registers / 2;
+  int64_t words = t.registers / perWord;
   std::optional<bool> transposed;
-  // rowStart[pair][warp][row]: tile coordinates of the first element of that matrix row.
-  SmallVector<SmallVector<SmallVector<SmallVector<int64_t>>>> rowStart(pairs);
-  for (int64_t p = 0; p < pairs; ++p) {
+  // rowStart[word][warp][row]: tile coordinates of the first element of that matrix row.
+  SmallVector<SmallVector<SmallVector<SmallVector<int64_t>>>> rowStart(words);
+  for (int64_t p = 0; p < words; ++p) {
+    int64_t first = perWord * p;
     for (int64_t w = 0; w < t.numWarps(); ++w) {
-      bool plain = true, trans = true;
+      bool plain = true, trans = perWord == 2;
       for (int64_t lane = 0; lane < 32; ++lane) {
-        int64_t low = offsetOf(2 * p, lane, w), high = offsetOf(2 * p + 1, lane, w);
-        int64_t rowLow = offsetOf(2 * p, lane & ~3, w);
-        plain = plain && high == low + 1 && low == rowLow + 2 * (lane % 4) && rowLow % 8 == 0;
-        int64_t columnLow = offsetOf(2 * p, lane % 4, w), columnHigh = offsetOf(2 * p + 1, lane % 4, w);
-        trans = trans && low == columnLow + lane / 4 && high == columnHigh + lane / 4 && columnLow % 8 == 0 &&
-                columnHigh % 8 == 0;
+        int64_t low = offsetOf(first, lane, w), rowLow = offsetOf(first, lane & ~3, w);
+        plain = plain && low == rowLow + perWord * (lane % 4) && rowLow % rowElements == 0;
+        for (int64_t i = 1; plain && i < perWord; ++i)
+          plain = offsetOf(first + i, lane, w) == low + i;
+        if (trans) {
+          int64_t high = offsetOf(first + 1, lane, w);
+          int64_t columnLow = offsetOf(first, lane % 4, w), columnHigh = offsetOf(first + 1, lane % 4, w);
+          trans = low == columnLow + lane / 4 && high == columnHigh + lane / 4 && columnLow % 8 == 0 &&
+                  columnHigh % 8 == 0;
+        }
       }
       if ((!plain && !trans) || (transposed && *transposed != !plain))
         return std::nullopt;
       transposed = !plain;
       SmallVector<SmallVector<int64_t>> rows;
       for (int64_t row = 0; row < 8; ++row)
-        rows.push_back(plain ? coordsOf(2 * p, 4 * row, w) : coordsOf(2 * p + row % 2, row / 2, w));
+        rows.push_back(plain ? coordsOf(first, 4 * row, w) : coordsOf(first + row % 2, row / 2, w));
       rowStart[p].push_back(std::move(rows));
     }
   }
   LdMatrixPlan plan;
   plan.transposed = *transposed;
-  plan.matrices = pairs % 4 == 0 ? 4 : pairs % 2 == 0 ? 2 : 1;
+  plan.matrices = words % 4 == 0 ? 4 : words % 2 == 0 ? 2 : 1;
   auto address = [&](int64_t group, int64_t warp, int64_t lane) -> ArrayRef<int64_t> {
     return rowStart[group * plan.matrices + (lane / 8) % plan.matrices][warp][lane % 8];
   };
   auto difference = [](ArrayRef<int64_t> x, ArrayRef<int64_t> y) {
     return SmallVector<int64_t>{x[0] - y[0], x[1] - y[1]};
   };
-  for (int64_t g = 0; g < pairs / plan.matrices; ++g)
+  for (int64_t g = 0; g < words / plan.matrices; ++g)
     plan.groupBase.push_back(SmallVector<int64_t>(address(g, 0, 0)));
   for (int64_t bit = 1; bit < 32; bit *= 2)
     plan.laneStep.push_back(difference(address(0, 0, bit), plan.groupBase[0]));
@@ -620,9 +630,10 @@ Value loadTileWithLdMatrix(OpBuilder &b, Location loc, const KernelContext &ctx,
                                             NVVM::LdStMatrixEltType::B16);
     for (int64_t m = 0; m < plan.matrices; ++m) {
       Value fragment = plan.matrices == 1 ? loaded : Value(LLVM::ExtractValueOp::create(b, loc, loaded, m));
-      Value pair = LLVM::BitcastOp::create(b, loc, VectorType::get({2}, memoryType(element)), fragment);
-      for (int64_t i = 0; i < 2; ++i)
-        elements.push_back(fromMemory(b, loc, extract(b, loc, pair, i), element));
+      int64_t perWord = 32 / element.getIntOrFloatBitWidth();
+      Value word = LLVM::BitcastOp::create(b, loc, VectorType::get({perWord}, memoryType(element)), fragment);
+      for (int64_t i = 0; i < perWord; ++i)
+        elements.push_back(fromMemory(b, loc, extract(b, loc, word, i), element));
     }
   }
   return fromElements(b, loc, t.vectorType, elements);
@@ -1077,8 +1088,10 @@ public:
   /// access; in memory types.
   Value loadGroup(OpBuilder &b, Location loc, Value first, int64_t n) const {
     VectorType type = VectorType::get({n}, memoryType(element));
-    if (isView() && ctx.amd)
-      return bufferLoad(b, loc, type, amdBufferOffset(b, loc, first, Value()));
+    if (isView() && ctx.amd) {
+      Value words = bufferLoad(b, loc, bufferWords(b, n), amdBufferOffset(b, loc, first, Value()));
+      return LLVM::BitcastOp::create(b, loc, type, words);
+    }
     return LLVM::LoadOp::create(b, loc, type, address(b, loc, first), bytesOf(element, n));
   }
 
@@ -1097,7 +1110,8 @@ public:
   void storeGroup(OpBuilder &b, Location loc, Value first, Value vector) const {
     int64_t n = cast<VectorType>(vector.getType()).getNumElements();
     if (isView() && ctx.amd) {
-      ROCDL::RawPtrBufferStoreOp::create(b, loc, vector, base, amdBufferOffset(b, loc, first, Value()), zero(b, loc),
+      Value words = LLVM::BitcastOp::create(b, loc, bufferWords(b, n), vector);
+      ROCDL::RawPtrBufferStoreOp::create(b, loc, words, base, amdBufferOffset(b, loc, first, Value()), zero(b, loc),
                                          zero(b, loc), nullptr, nullptr, nullptr);
       return;
     }
@@ -1117,6 +1131,15 @@ private:
     if (!active)
       return bytes;
     return arith::SelectOp::create(b, loc, active, bytes, i32Const(b, loc, int32_t(0x80000000u)));
+  }
+
+  /// The type a group of `n` elements moves as through a buffer resource: 32-bit words where
+  /// it fills them (the backend cannot split buffer accesses of 16 x i8, for instance).
+  Type bufferWords(OpBuilder &b, int64_t n) const {
+    int64_t bytes = bytesOf(element, n);
+    if (bytes % 4)
+      return VectorType::get({n}, memoryType(element));
+    return bytes == 4 ? Type(b.getI32Type()) : Type(VectorType::get({bytes / 4}, b.getI32Type()));
   }
 
   Value bufferLoad(OpBuilder &b, Location loc, Type type, Value byteOffset) const {
@@ -1620,28 +1643,48 @@ Value registerSlice(OpBuilder &b, Location loc, Value vector, int64_t start, int
   return fromElements(b, loc, VectorType::get({count}, elements.front().getType()), elements);
 }
 
-/// One mma.sync: bf16/f16 operands travel as pairs packed in 32-bit registers (a0..a7 in
-/// PTX fragment order, which is the atom table's value order).
+/// One mma.sync. Operands travel packed in 32-bit registers, in PTX fragment order (the atom
+/// table's value order): bf16/f16 pairs, fp8 quadruples. MLIR's nvvm.mma.sync has no dense
+/// fp8 form, so fp8 atoms call the LLVM intrinsic (PTX ISA 8.4, sm_89+) directly.
 Value issueMmaSync(OpBuilder &b, Location loc, const wavetile::atoms::Atom &atom, Value a, Value bv, Value acc) {
   Type element = cast<VectorType>(a.getType()).getElementType();
-  auto packPairs = [&](Value v) {
+  int64_t perRegister = 32 / element.getIntOrFloatBitWidth();
+  bool fp8 = perRegister == 4;
+  auto pack = [&](Value v) {
     SmallVector<Value> registers;
     int64_t n = cast<VectorType>(v.getType()).getNumElements();
-    for (int64_t i = 0; i < n; i += 2) {
-      Value pair = registerSlice(b, loc, v, i, 2);
-      if (element.isBF16()) // NVVM types bf16 pairs as i32
-        pair = extract(b, loc, vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI32Type()), pair), 0);
-      registers.push_back(pair);
+    for (int64_t i = 0; i < n; i += perRegister) {
+      Value group = registerSlice(b, loc, v, i, perRegister);
+      if (element.isBF16() || fp8) { // NVVM types bf16 pairs and fp8 quadruples as i32
+        SmallVector<Value> bits;
+        for (Value e : elementsOf(b, loc, group))
+          bits.push_back(toMemory(b, loc, e));
+        Value word = fromElements(b, loc, VectorType::get({perRegister}, bits.front().getType()), bits);
+        group = extract(b, loc, vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI32Type()), word), 0);
+      }
+      registers.push_back(group);
     }
     return registers;
   };
   SmallVector<Value> accs = elementsOf(b, loc, acc);
   Type f32 = b.getF32Type();
   auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(accs.size(), f32));
-  auto ptxType = element.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-  Value d = NVVM::MmaOp::create(b, loc, resultType, packPairs(a), packPairs(bv), accs, {atom.m, atom.n, atom.k},
-                                std::nullopt, std::nullopt, std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-                                std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+  Value d;
+  if (fp8) {
+    auto ptxName = [](Type t) { return isa<Float8E4M3FNType>(t) ? "e4m3" : "e5m2"; };
+    Type bElement = cast<VectorType>(bv.getType()).getElementType();
+    std::string intrinsic = "llvm.nvvm.mma.m16n8k32.row.col.f32." + std::string(ptxName(element)) + "." +
+                            ptxName(bElement) + ".f32";
+    SmallVector<Value> operands = pack(a);
+    llvm::append_range(operands, pack(bv));
+    llvm::append_range(operands, accs);
+    d = LLVM::CallIntrinsicOp::create(b, loc, resultType, b.getStringAttr(intrinsic), operands).getResult(0);
+  } else {
+    auto ptxType = element.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+    d = NVVM::MmaOp::create(b, loc, resultType, pack(a), pack(bv), accs, {atom.m, atom.n, atom.k}, std::nullopt,
+                            std::nullopt, std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+                            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+  }
   SmallVector<Value> out;
   for (int64_t i = 0; i < int64_t(accs.size()); ++i)
     out.push_back(LLVM::ExtractValueOp::create(b, loc, d, ArrayRef<int64_t>{i}));

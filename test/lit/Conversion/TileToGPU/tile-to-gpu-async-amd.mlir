@@ -5,12 +5,13 @@
 #w64 = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerBlock = [1, 1], order = [1, 0]>
 
 // From a buffer view on CDNA, a group of 8 bf16 that is in range (checked once for the group)
-// and aligned is one 128-bit raw buffer load through the view's resource and one 128-bit LDS
+// and aligned is one 128-bit raw buffer load (as 32-bit words) through the view's resource and one 128-bit LDS
 // store, complete when issued; otherwise 8 element buffer loads, which read 0 out of range.
 // AMD-LABEL: gpu.func @stage_from_view
 // AMD:         scf.if
-// AMD:           rocdl.raw.ptr.buffer.load {{.*}} : vector<8xbf16>
-// AMD-NEXT:      llvm.store {{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
+// AMD:           %[[WORDS:.*]] = rocdl.raw.ptr.buffer.load {{.*}} : vector<4xi32>
+// AMD-NEXT:      %[[GROUP:.*]] = llvm.bitcast %[[WORDS]] : vector<4xi32> to vector<8xbf16>
+// AMD-NEXT:      llvm.store %[[GROUP]], {{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
 // AMD:         else
 // AMD-COUNT-8:   rocdl.raw.ptr.buffer.load {{.*}} : bf16
 // AMD-NOT:     nvvm.cp.async
