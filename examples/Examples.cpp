@@ -260,7 +260,10 @@ CheckReport verifyRmsNorm(const LaunchPlan &plan) {
 
 //===----------------------------------------------------------------------===//
 // gemm: C[M,N] (f32) = A[M,K] (bf16) * B[K,N] (bf16), 64x64 output tiles, K in steps of 32.
-// gemm_fp8: the same with fp8 (e4m3) A and B, K in steps of 64 (the same bytes per step).
+// gemm_fp8: C = A * W^T with fp8 (e4m3) A [M,K] and weights W [N,K] (AITER's layout, K
+// contiguous in both), K in steps of 64 (the same bytes per step); the W tile is transposed
+// for the dot, which the compiler turns into a read of W's stage in the transposed operand
+// layout.
 // A and B are read through buffer views: rows past M (and anything past the end) read 0;
 // the K tail is masked because it lies inside the padded rows. The loop is written without
 // any staging; the compiler pipelines it (kGemmStages-deep shared ring, tile-pipeline-loops).
@@ -276,19 +279,20 @@ struct GemmInput {
   DType dtype;
   const char *typeName; // element type of the launch buffers
   int tileK;
+  bool weightsNByK; // B given as W = B^T, [N, K] with row stride ldb
   uint8_t bytes;
   std::function<std::vector<uint8_t>(size_t count, uint64_t seed)> random;
   std::function<double(const uint8_t *data, size_t index)> decode;
 };
 
-const GemmInput kBF16Input{"gemm", DType::bf16, "bf16", kTileK, 2,
+const GemmInput kBF16Input{"gemm", DType::bf16, "bf16", kTileK, false, 2,
                            [](size_t count, uint64_t seed) { return bytesOf(toBF16(randomFloats(count, seed))); },
                            [](const uint8_t *data, size_t i) {
                              uint16_t h;
                              std::memcpy(&h, data + 2 * i, 2);
                              return double(fromBF16(h));
                            }};
-const GemmInput kFP8Input{"gemm_fp8", DType::f8E4M3FN, "f8E4M3FN", 2 * kTileK, 1, randomE4M3,
+const GemmInput kFP8Input{"gemm_fp8", DType::f8E4M3FN, "f8E4M3FN", 2 * kTileK, true, 1, randomE4M3,
                           [](const uint8_t *data, size_t i) { return double(fromE4M3(data[i])); }};
 
 /// The GEMM kernels' arguments, in launch order.
@@ -307,7 +311,7 @@ std::unique_ptr<Module> buildGemm(const GemmInput &input, std::string *error) {
   {
     auto kernel = mb.kernel(input.kernel, {.numWarps = 4, .numStages = kGemmStages});
     auto [a, b, c, m, n, kk, lda, ldb, ldc] = GemmArguments(kernel, input.dtype);
-    Buffer aView = makeBuffer(a, m * lda), bView = makeBuffer(b, kk * ldb);
+    Buffer aView = makeBuffer(a, m * lda), bView = makeBuffer(b, (input.weightsNByK ? n : kk) * ldb);
     Value rows = programId(0) * kTileM + arange(0, kTileM);
     Value cols = programId(1) * kTileN + arange(0, kTileN);
     Value kRange = arange(0, input.tileK);
@@ -315,8 +319,11 @@ std::unique_ptr<Module> buildGemm(const GemmInput &input, std::string *error) {
                          [&](Value k0, const std::vector<Value> &sum) {
                            Value ks = k0 + kRange;
                            Value aTile = load(aView, rows.expand(1) * lda + ks.expand(0), (ks < kk).expand(0));
-                           Value bTile = load(bView, ks.expand(1) * ldb + cols.expand(0),
-                                              (ks < kk).expand(1) & (cols < n).expand(0));
+                           Value bTile =
+                               input.weightsNByK
+                                   ? load(bView, cols.expand(1) * ldb + ks.expand(0), (ks < kk).expand(0)).trans()
+                                   : load(bView, ks.expand(1) * ldb + cols.expand(0),
+                                          (ks < kk).expand(1) & (cols < n).expand(0));
                            return std::vector<Value>{dot(aTile, bTile, sum[0])};
                          })[0];
     store(c, rows.expand(1) * ldc + cols.expand(0), acc, (rows < m).expand(1) & (cols < n).expand(0));
@@ -372,13 +379,14 @@ std::unique_ptr<Module> buildGemmPipelined(std::string *error) {
 
 LaunchPlan prepareGemm(const GemmInput &input, const std::vector<int64_t> &shape, uint64_t seed) {
   size_t m = shape[0], n = shape[1], k = shape[2];
-  size_t lda = k + 1, ldb = n + 2, ldc = n + 3; // padded leading dimensions
+  size_t lda = k + 1, ldc = n + 3; // padded leading dimensions
+  size_t ldb = input.weightsNByK ? k + 2 : n + 2, bRows = input.weightsNByK ? n : k;
   // Exact products, f32 sums in another order: within 2 * K * 2^-24 * sum|a*b|, which for
   // these shapes and magnitudes (|x| < 1 bf16, < 2 fp8) is below atol.
   double atol = input.dtype == DType::bf16 ? 1e-4 : 2e-3;
   return {input.kernel, {ceilDiv(m, kTileM), ceilDiv(n, kTileN), 1},
           {buffer("a", input.typeName, input.random(m * lda, seed)),
-           buffer("b", input.typeName, input.random(k * ldb, seed + 3)),
+           buffer("b", input.typeName, input.random(bRows * ldb, seed + 3)),
            buffer("c", "f32", bytesOf(std::vector<float>(m * ldc, poisonF32())), true), i32("M", m), i32("N", n),
            i32("K", k), i32("lda", lda), i32("ldb", ldb), i32("ldc", ldc)},
           shape, seed, /*rtol=*/1e-5, atol};
@@ -398,7 +406,7 @@ CheckReport verifyGemm(const GemmInput &input, const LaunchPlan &plan) {
     for (size_t j = 0; j < n; ++j) {
       double ref = 0, magnitude = 0;
       for (size_t p = 0; p < k; ++p) {
-        double prod = input.decode(a, i * lda + p) * input.decode(b, p * ldb + j);
+        double prod = input.decode(a, i * lda + p) * input.decode(b, input.weightsNByK ? j * ldb + p : p * ldb + j);
         ref += prod;
         magnitude += std::abs(prod);
       }
@@ -534,7 +542,7 @@ const std::vector<Example> &wavetile::examples::allExamples() {
          return plan;
        },
        [](const LaunchPlan &plan) { return verifyGemm(kBF16Input, plan); }},
-      {"gemm_fp8", "C = A*B, fp8 e4m3 inputs, f32 accumulate, K loop pipelined by the compiler", {"M", "N", "K"},
+      {"gemm_fp8", "C = A*W^T, fp8 e4m3 A [M,K] and W [N,K], f32 accumulate, pipelined K loop", {"M", "N", "K"},
        // K = 321: six steps of 64, so the three-slot ring wraps around.
        {{1, 1, 1}, {17, 33, 15}, {45, 70, 100}, {64, 32, 64}, {130, 75, 65}, {70, 45, 321}},
        [](std::string *error) { return buildGemm(kFP8Input, error); },

@@ -279,6 +279,8 @@ SmallVector<SmallVector<Value>> mmaCoordinates(OpBuilder &b, Location loc, const
     };
     Value tileRow = g.operand == 1 ? place(row, r0, wi, 1, g.atomRows) : place(row, r0, wi, g.warpsM, g.atomRows);
     Value tileCol = g.operand == 0 ? place(col, r1, wj, 1, g.atomCols) : place(col, r1, wj, g.warpsN, g.atomCols);
+    if (g.transposed)
+      std::swap(tileRow, tileCol);
     result.push_back({tileRow, tileCol});
   }
   return result;
@@ -1723,7 +1725,8 @@ bool onMatrixCores(DotOp op) {
   ThreadTile acc = threadTile(op.getType()), lhs = threadTile(op.getA().getType()),
              rhs = threadTile(op.getB().getType());
   return acc.mma && lhs.mma && rhs.mma && acc.mma->operand == 2 && lhs.mma->operand == 0 &&
-         rhs.mma->operand == 1 && lhs.mma->atom == acc.mma->atom && rhs.mma->atom == acc.mma->atom;
+         rhs.mma->operand == 1 && !lhs.mma->transposed && !rhs.mma->transposed && lhs.mma->atom == acc.mma->atom &&
+         rhs.mma->atom == acc.mma->atom;
 }
 
 struct DotLowering : GpuPattern<DotOp> {

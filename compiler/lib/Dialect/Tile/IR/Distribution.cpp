@@ -154,6 +154,11 @@ BlockedLayoutAttr wavetile::tile::defaultBlockedLayout(MLIRContext *context, Arr
 }
 
 std::pair<int64_t, int64_t> MmaGeometry::coordinate(int64_t reg, int64_t lane, int64_t warp) const {
+  auto [row, col] = operandCoordinate(reg, lane, warp);
+  return transposed ? std::pair(col, row) : std::pair(row, col);
+}
+
+std::pair<int64_t, int64_t> MmaGeometry::operandCoordinate(int64_t reg, int64_t lane, int64_t warp) const {
   int64_t rep = reg / valuesPerLane(), value = reg % valuesPerLane();
   int64_t r0 = rep / reps[1], r1 = rep % reps[1];
   int64_t index = map->elementAt(int(lane), int(value)); // column-major in the atom's operand tile
@@ -171,9 +176,11 @@ std::pair<int64_t, int64_t> MmaGeometry::coordinate(int64_t reg, int64_t lane, i
 
 std::optional<MmaGeometry> wavetile::tile::mmaGeometry(Attribute layout, ArrayRef<int64_t> shape) {
   unsigned operand = 2;
+  bool transposed = false;
   MmaLayoutAttr mma = dyn_cast_or_null<MmaLayoutAttr>(layout);
   if (auto dotOperand = dyn_cast_or_null<DotOperandLayoutAttr>(layout)) {
     operand = dotOperand.getOperandIndex();
+    transposed = dotOperand.getTransposed();
     mma = dotOperand.getParent();
   }
   if (!mma || shape.size() != 2)
@@ -186,8 +193,12 @@ std::optional<MmaGeometry> wavetile::tile::mmaGeometry(Attribute layout, ArrayRe
   const auto *map = atom ? atom->operandMap(which) : nullptr;
   if (!map)
     return std::nullopt; // e.g. wgmma multiplicands come from shared memory
-  MmaGeometry g{atom, operand, map, mma.getWarpsPerBlock()[0], mma.getWarpsPerBlock()[1], {1, 1}, map->rows,
-                map->cols};
+  MmaGeometry g{atom, operand, transposed, map, mma.getWarpsPerBlock()[0], mma.getWarpsPerBlock()[1], {1, 1},
+                map->rows, map->cols};
+  SmallVector<int64_t, 2> operandShape(shape);
+  if (transposed)
+    std::swap(operandShape[0], operandShape[1]);
+  shape = operandShape;
   // Warps spread along M for A and C, along N for B and C; each axis must divide evenly.
   int64_t rowSpan = g.atomRows * (operand == 1 ? 1 : g.warpsM);
   int64_t colSpan = g.atomCols * (operand == 0 ? 1 : g.warpsN);

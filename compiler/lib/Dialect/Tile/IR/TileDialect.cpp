@@ -251,6 +251,8 @@ static int64_t smallestExtent(DistributedLayoutAttr parent, unsigned dim) {
   if (auto operand = dyn_cast<DotOperandLayoutAttr>(parent)) {
     const auto &atom = atomOf(operand.getParent());
     bool isA = operand.getOperandIndex() == 0;
+    if (operand.getTransposed())
+      dim = 1 - dim;
     return dim == 0 ? (isA ? atom.m : atom.k) : (isA ? atom.k : atom.n);
   }
   return 1;
@@ -315,7 +317,7 @@ LogicalResult MmaLayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elemen
 }
 
 LogicalResult DotOperandLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                           unsigned operandIndex, MmaLayoutAttr parent) {
+                                           unsigned operandIndex, MmaLayoutAttr parent, bool transposed) {
   if (operandIndex > 1)
     return emitError() << "dot operand index must be 0 (A) or 1 (B), got " << operandIndex;
   return success();
@@ -328,9 +330,13 @@ LogicalResult
 DotOperandLayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
                                      function_ref<InFlightDiagnostic()> emitError) const {
   const auto &atom = atomOf(getParent());
-  if (getOperandIndex() == 0)
-    return verifyMultipleOf(shape, atom.m, atom.k, "dot operand A", emitError);
-  return verifyMultipleOf(shape, atom.k, atom.n, "dot operand B", emitError);
+  auto [rows, cols] = getOperandIndex() == 0 ? std::pair(atom.m, atom.k) : std::pair(atom.k, atom.n);
+  if (getTransposed())
+    std::swap(rows, cols);
+  return verifyMultipleOf(shape, rows, cols,
+                          getOperandIndex() == 0 ? (getTransposed() ? "transposed dot operand A" : "dot operand A")
+                                                 : (getTransposed() ? "transposed dot operand B" : "dot operand B"),
+                          emitError);
 }
 
 static std::optional<wavetile::layout::Layout> parseLinearMap(StringRef map, std::string *error) {

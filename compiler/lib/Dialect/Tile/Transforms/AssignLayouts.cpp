@@ -262,10 +262,28 @@ private:
   }
 
   /// A dot operand read from shared memory only by the dot is read straight into the
-  /// operand layout, instead of into a blocked layout and then converted.
-  void loadOperandDirectly(Value operand, Attribute layout) {
-    if (isa_and_nonnull<SharedLoadOp>(operand.getDefiningOp()) && operand.hasOneUse())
+  /// operand layout, instead of into a blocked layout and then converted. An operand that is
+  /// a transpose (weights stored [N, K]) comes out of it in the operand layout: its source
+  /// then takes the transposed operand layout (see convertOperands), directly when that
+  /// source is a shared load.
+  void loadOperandDirectly(Value operand, DotOperandLayoutAttr layout) {
+    if (!operand.hasOneUse())
+      return;
+    if (isa_and_nonnull<SharedLoadOp>(operand.getDefiningOp())) {
       desired.try_emplace(operand, layout);
+      return;
+    }
+    auto trans = operand.getDefiningOp<TransOp>();
+    if (!trans)
+      return;
+    desired.try_emplace(operand, layout);
+    Value source = trans.getSource();
+    if (isa_and_nonnull<SharedLoadOp>(source.getDefiningOp()) && source.hasOneUse())
+      desired.try_emplace(source, transposed(layout));
+  }
+
+  DotOperandLayoutAttr transposed(DotOperandLayoutAttr layout) {
+    return DotOperandLayoutAttr::get(context, layout.getOperandIndex(), layout.getParent(), !layout.getTransposed());
   }
 
   /// A shared buffer that only stages dot operands (written by copies or stores, read by
@@ -416,6 +434,11 @@ private:
         return require(op, reduce.getSourceMutable(), defaultLayout(reduce.getSource().getType()));
     if (auto dot = dyn_cast<ScaledDotOp>(op))
       return require(op, dot.getAccMutable(), layoutOf(dot.getResult()));
+    // A transpose into a dot-operand layout is free from the transposed operand layout; any
+    // other layout reaches that one through the staged (swizzled, vectorized) conversion.
+    if (auto trans = dyn_cast<TransOp>(op))
+      if (auto operand = dyn_cast<DotOperandLayoutAttr>(layoutOf(trans.getResult())))
+        return require(op, trans.getSourceMutable(), transposed(operand));
   }
 
   func::FuncOp kernel;

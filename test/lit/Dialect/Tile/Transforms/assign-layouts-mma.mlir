@@ -18,6 +18,8 @@
 // SM90-DAG:  #[[MMA:[a-z_0-9]+]] = #tile.mma<atom = "sm_90.mma_m16n8k16_f32_bf16_bf16", warpsPerBlock = [2, 2]>
 // CDNA3-DAG: #[[A:[a-z_0-9]+]] = #tile.dot_operand<operand = 0, parent = #[[MMA]]>
 // CDNA3-DAG: #[[B:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #[[MMA]]>
+// CDNA3-DAG: #[[BT:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #[[MMA]], transposed = true>
+// SM90-DAG:  #[[SMBT:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #{{.*}}, transposed = true>
 // CDNA3-LABEL: func.func @gemm_tile
 // CDNA3:         %[[ZERO:.*]] = tile.splat {{.*}} -> tensor<64x64xf32, #[[MMA]]>
 // CDNA3:         scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (tensor<64x64xf32, #[[MMA]]>)
@@ -95,5 +97,35 @@ func.func @stages_through_slices(%k: i32, %stage: i32) attributes {tile.kernel, 
   %d = tile.dot %ta, %tb, %acc : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
   %plain = tile.shared_load %sb : !tile.shared<32x64xbf16> -> tensor<32x64xbf16>
   "test.use"(%d, %plain) : (tensor<64x64xf32>, tensor<32x64xbf16>) -> ()
+  return
+}
+
+// Weights stored [N, K] (K contiguous) and transposed for the dot: the shared load reads
+// straight into the transposed B operand layout, and the transpose yields the B operand
+// layout without a conversion. Their stage is swizzled like any operand stage.
+// CDNA3-LABEL: func.func @weights_n_by_k
+// CDNA3:         tile.shared_alloc : !tile.shared<64x32xbf16, #[[SWZ64B]]>
+// CDNA3:         %[[W:.*]] = tile.shared_load {{.*}} -> tensor<64x32xbf16, #[[BT]]>
+// CDNA3-NEXT:    %[[TB:.*]] = tile.trans %[[W]] {{.*}} -> tensor<32x64xbf16, #[[B]]>
+// CDNA3-NOT:     tile.convert_layout
+// CDNA3:         tile.dot %{{.*}}, %[[TB]]
+// SM90-LABEL:  func.func @weights_n_by_k
+// SM90:          tile.shared_load {{.*}} -> tensor<64x32xbf16, #[[SMBT]]>
+// SM90-NOT:      tile.convert_layout
+func.func @weights_n_by_k(%k: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %zero = arith.constant 0.0 : f32
+  %acc0 = tile.splat %zero : f32 -> tensor<64x64xf32>
+  %sa = tile.shared_alloc : !tile.shared<64x32xbf16>
+  %sw = tile.shared_alloc : !tile.shared<64x32xbf16>
+  %c0 = arith.constant 0 : i32
+  %c32 = arith.constant 32 : i32
+  %r = scf.for %i = %c0 to %k step %c32 iter_args(%acc = %acc0) -> (tensor<64x64xf32>) : i32 {
+    %ta = tile.shared_load %sa : !tile.shared<64x32xbf16> -> tensor<64x32xbf16>
+    %tw = tile.shared_load %sw : !tile.shared<64x32xbf16> -> tensor<64x32xbf16>
+    %tb = tile.trans %tw [1, 0] : tensor<64x32xbf16> -> tensor<32x64xbf16>
+    %d = tile.dot %ta, %tb, %acc : tensor<64x32xbf16>, tensor<32x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+    scf.yield %d : tensor<64x64xf32>
+  }
+  "test.use"(%r) : (tensor<64x64xf32>) -> ()
   return
 }

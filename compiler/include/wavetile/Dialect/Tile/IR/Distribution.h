@@ -64,6 +64,7 @@ struct BlockedGeometry {
 struct MmaGeometry {
   const wavetile::atoms::Atom *atom;
   unsigned operand;
+  bool transposed; // the tile is the operand's transpose (see DotOperandLayoutAttr)
   const wavetile::atoms::OperandMap *map;
   int64_t warpsM, warpsN;
   int64_t reps[2];      // repetitions along tile rows and columns
@@ -75,6 +76,8 @@ struct MmaGeometry {
   int64_t numWarps() const { return warpsM * warpsN; }
   /// Tile (row, column) held in register `reg` by (lane, warp).
   std::pair<int64_t, int64_t> coordinate(int64_t reg, int64_t lane, int64_t warp) const;
+  /// The same in the operand's own orientation (what coordinate gives when not transposed).
+  std::pair<int64_t, int64_t> operandCoordinate(int64_t reg, int64_t lane, int64_t warp) const;
 };
 
 /// Resolves an MMA or dot-operand layout; nullopt for other layouts or shapes the

@@ -70,8 +70,27 @@ def Tile_MmaLayoutAttr : Tile_LayoutAttr<"MmaLayout", "mma"> {
 
 def Tile_DotOperandLayoutAttr : Tile_LayoutAttr<"DotOperandLayout", "dot_operand"> {
   let summary = "layout of the A (index 0) or B (index 1) operand of a dot with an MMA parent";
-  let parameters = (ins "unsigned":$operandIndex, "MmaLayoutAttr":$parent);
-  let assemblyFormat = "`<` `operand` `=` $operandIndex `,` `parent` `=` $parent `>`";
+  let description = [{
+    With `transposed = true` the tile is the operand's transpose (K x M for A, N x K for B):
+    each thread holds element (j, i) where the operand layout holds (i, j), so a `tile.trans`
+    from it to the operand layout moves nothing. Tiles stored K-contiguous (weights as
+    [N, K]) are read straight into it; dots take only untransposed operand layouts.
+  }];
+  let parameters = (ins "unsigned":$operandIndex, "MmaLayoutAttr":$parent,
+                        DefaultValuedParameter<"bool", "false">:$transposed);
+  let assemblyFormat = [{
+    `<` `operand` `=` $operandIndex `,` `parent` `=` $parent (`,` `transposed` `=` $transposed^)? `>`
+  }];
+  let skipDefaultBuilders = 1;
+  let builders = [
+    AttrBuilderWithInferredContext<(ins "unsigned":$operandIndex, "MmaLayoutAttr":$parent,
+                                        CArg<"bool", "false">:$transposed), [{
+      return $_get(parent.getContext(), operandIndex, parent, transposed);
+    }]>,
+    AttrBuilder<(ins "unsigned":$operandIndex, "MmaLayoutAttr":$parent, CArg<"bool", "false">:$transposed), [{
+      return $_get($_ctxt, operandIndex, parent, transposed);
+    }]>
+  ];
 }
 
 def Tile_LinearLayoutAttr : Tile_LayoutAttr<"LinearLayout", "linear"> {
