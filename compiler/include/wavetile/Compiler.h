@@ -89,12 +89,18 @@ std::optional<std::string> lowerForHost(const Module &module, HostStage stage, s
 std::optional<std::string> compileForGpu(const Module &module, const GpuTarget &target, GpuEmit emit,
                                          std::string *error);
 
+/// How K loops of kernels with tile.num_stages are software-pipelined on the host: the way
+/// NVIDIA targets do it (async copies) or the way CDNA does it (tiles staged in registers),
+/// so the host runs, and checks, the program a GPU target gets.
+enum class LoopPipelining { AsyncCopies, Registers };
+
 /// Kernels JIT-compiled for this CPU; each launch runs every program of the grid in turn.
 class HostExecutable {
 public:
   struct Impl;
   ~HostExecutable();
-  static std::unique_ptr<HostExecutable> compile(const Module &module, std::string *error);
+  static std::unique_ptr<HostExecutable> compile(const Module &module, std::string *error,
+                                                 LoopPipelining pipelining = LoopPipelining::AsyncCopies);
 
   /// Runs `kernel` over grid (x, y, z). Checks the argument count and kinds (and pointer
   /// element types where given) against the kernel before running anything.

@@ -169,7 +169,8 @@ std::vector<KernelSignature> Module::kernels() const {
 //===----------------------------------------------------------------------===//
 
 /// Verifies the kernels' signatures are launchable and lowers a copy of the module.
-static mlir::OwningOpRef<mlir::ModuleOp> lowerCopyForHost(const Module &module, std::string *error) {
+static mlir::OwningOpRef<mlir::ModuleOp> lowerCopyForHost(const Module &module, std::string *error,
+                                                          LoopPipelining pipelining = LoopPipelining::AsyncCopies) {
   mlir::MLIRContext *context = module.impl().context.get();
   DiagnosticCapture capture(context);
   auto fail = [&](std::string message) -> mlir::OwningOpRef<mlir::ModuleOp> {
@@ -190,7 +191,8 @@ static mlir::OwningOpRef<mlir::ModuleOp> lowerCopyForHost(const Module &module, 
   registerPasses();
   mlir::OwningOpRef<mlir::ModuleOp> copy(module.impl().module.get().clone());
   mlir::PassManager pm(context);
-  if (mlir::failed(buildHostPipeline(pm)) || mlir::failed(pm.run(*copy)))
+  if (mlir::failed(buildHostPipeline(pm, pipelining == LoopPipelining::Registers ? "registers" : "async-copies")) ||
+      mlir::failed(pm.run(*copy)))
     return fail("");
   return copy;
 }
@@ -323,14 +325,15 @@ struct HostExecutable::Impl {
 HostExecutable::HostExecutable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HostExecutable::~HostExecutable() = default;
 
-std::unique_ptr<HostExecutable> HostExecutable::compile(const Module &module, std::string *error) {
+std::unique_ptr<HostExecutable> HostExecutable::compile(const Module &module, std::string *error,
+                                                        LoopPipelining pipelining) {
   static bool nativeTargetReady = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
     return true;
   }();
   (void)nativeTargetReady;
-  auto lowered = lowerCopyForHost(module, error);
+  auto lowered = lowerCopyForHost(module, error, pipelining);
   if (!lowered)
     return nullptr;
   mlir::ExecutionEngineOptions options;

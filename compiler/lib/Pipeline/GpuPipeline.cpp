@@ -11,7 +11,7 @@
 // Layouts and distribution work on the module; vendor lowering on each gpu.module.
 static constexpr const char *kGpuPipeline =
     "canonicalize,cse,"
-    "tile-pipeline-loops{{enabled={2}},canonicalize,cse,"
+    "tile-pipeline-loops{{mode={2}},canonicalize,cse,"
     "tile-assign-layouts{{warp-size={1} target={0}},"
     "convert-tile-to-gpu{{target={0}},"
     "canonicalize,cse,"
@@ -26,8 +26,8 @@ mlir::LogicalResult wavetile::buildGpuPipeline(mlir::OpPassManager &pm, llvm::St
   auto target = lookupGpuTarget(std::string_view(targetName.data(), targetName.size()));
   if (!target)
     return mlir::failure();
-  // Only NVIDIA's cp.async overlaps copies with compute; CDNA copies complete when issued.
-  bool asyncCopies = target->vendor == GpuVendor::NVIDIA;
-  return mlir::parsePassPipeline(
-      llvm::formatv(kGpuPipeline, targetName, target->waveSize, asyncCopies ? "true" : "false").str(), pm);
+  // NVIDIA's cp.async overlaps copies with compute; CDNA copies complete when issued, so
+  // there prefetched tiles wait in registers instead.
+  const char *prefetch = target->vendor == GpuVendor::NVIDIA ? "async-copies" : "registers";
+  return mlir::parsePassPipeline(llvm::formatv(kGpuPipeline, targetName, target->waveSize, prefetch).str(), pm);
 }

@@ -3,14 +3,15 @@
 #include "wavetile/Pipeline/Pipelines.h"
 
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FormatVariadic.h"
 
 // Written as text so the same pipeline can be replayed with wavetile-opt --pass-pipeline.
 static constexpr const char *kHostPipeline =
     "canonicalize,cse,"
-    "tile-pipeline-loops,canonicalize,cse,"
+    "tile-pipeline-loops{{mode={0}},canonicalize,cse,"
     "convert-tile-to-host,"
     "canonicalize,"
-    "one-shot-bufferize{bufferize-function-boundaries=true allow-return-allocs-from-loops=true},"
+    "one-shot-bufferize{{bufferize-function-boundaries=true allow-return-allocs-from-loops=true},"
     "buffer-deallocation-pipeline,"
     "convert-scf-to-cf,"
     "wavetile-host-expand-bf16,"
@@ -21,6 +22,6 @@ static constexpr const char *kHostPipeline =
     "convert-to-llvm,"
     "reconcile-unrealized-casts";
 
-mlir::LogicalResult wavetile::buildHostPipeline(mlir::OpPassManager &pm) {
-  return mlir::parsePassPipeline(kHostPipeline, pm);
+mlir::LogicalResult wavetile::buildHostPipeline(mlir::OpPassManager &pm, llvm::StringRef loopPipelining) {
+  return mlir::parsePassPipeline(llvm::formatv(kHostPipeline, loopPipelining).str(), pm);
 }

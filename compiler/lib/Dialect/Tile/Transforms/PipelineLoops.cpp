@@ -16,6 +16,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -77,50 +78,83 @@ std::optional<PrefetchedLoad> asPrefetch(Operation *op) {
   return std::nullopt;
 }
 
+/// How prefetched tiles travel: asynchronous copies straight into the shared ring (NVIDIA's
+/// cp.async), or loads into registers that are stored to the ring one iteration later
+/// (targets whose copies complete when issued: the load is in flight during the next
+/// iteration's dot).
+enum class PrefetchMode { AsyncCopies, Registers };
+
 class LoopPipeliner {
 public:
-  LoopPipeliner(scf::ForOp loop, int64_t stages) : loop(loop), stages(stages), b(loop) {}
+  LoopPipeliner(scf::ForOp loop, int64_t stages, PrefetchMode mode)
+      : loop(loop), stages(mode == PrefetchMode::Registers ? 2 : stages), mode(mode), b(loop) {}
 
   /// Returns whether the loop was pipelined.
   bool run() {
     if (!collect())
       return false;
-    Location loc = loop.getLoc();
     b.setInsertionPoint(loop);
     for (const PrefetchedLoad &p : loads) {
       auto type = cast<RankedTensorType>(p.load->getResult(0).getType());
       SmallVector<int64_t> shape{stages};
       llvm::append_range(shape, type.getShape());
-      rings.push_back(SharedAllocOp::create(b, loc, SharedType::get(shape, type.getElementType())));
+      rings.push_back(SharedAllocOp::create(b, loop.getLoc(), SharedType::get(shape, type.getElementType())));
     }
-    // Prologue: iterations 0 .. S-2 into slots 0 .. S-2.
-    for (int64_t i = 0; i + 1 < stages; ++i)
-      issue(iterationValue(loop.getLowerBound(), i), constant(i));
-    // Steady state: wait for this iteration's slot; once every thread is past the barrier
-    // nobody reads the previous iteration's slot any more, so it takes iteration k+S-1.
-    b.setInsertionPointToStart(loop.getBody());
-    Value iteration = arith::DivSIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, loop.getInductionVar(), loop.getLowerBound()), loop.getStep());
-    Value slot = arith::RemSIOp::create(b, loc, iteration, constant(stages));
-    AsyncWaitOp::create(b, loc, ValueRange{}, int32_t((stages - 2) * int64_t(loads.size())));
-    BarrierOp::create(b, loc);
-    issue(iterationValue(loop.getInductionVar(), stages - 1),
-          arith::RemSIOp::create(b, loc, arith::AddIOp::create(b, loc, iteration, constant(stages - 1)),
-                                 constant(stages)));
-    for (auto [p, ring] : llvm::zip(loads, rings)) {
-      b.setInsertionPoint(p.load);
-      Value entry = SharedSliceOp::create(b, loc, cast<SharedType>(ring.getType()).entryType(), ring, slot);
-      Value tile = SharedLoadOp::create(b, loc, p.load->getResult(0).getType(), entry);
-      p.load->getResult(0).replaceAllUsesWith(tile);
-      p.load->erase();
-    }
-    // Copies for iterations past the end are masked off but may still be in flight.
-    b.setInsertionPointAfter(loop);
-    AsyncWaitOp::create(b, loc, ValueRange{}, 0);
+    if (mode == PrefetchMode::AsyncCopies)
+      pipelineWithCopies();
+    else
+      pipelineThroughRegisters();
     return true;
   }
 
 private:
+  /// Iterations 0 .. S-2 are copied into slots 0 .. S-2 before the loop. Iteration k waits
+  /// for its slot; once every thread is past the barrier nobody reads the previous
+  /// iteration's slot any more, so it takes iteration k+S-1.
+  void pipelineWithCopies() {
+    Location loc = loop.getLoc();
+    for (int64_t i = 0; i + 1 < stages; ++i)
+      copy(iterationValue(loop.getLowerBound(), i), constant(i));
+    b.setInsertionPointToStart(loop.getBody());
+    Value iteration = iterationIndex();
+    AsyncWaitOp::create(b, loc, ValueRange{}, int32_t((stages - 2) * int64_t(loads.size())));
+    BarrierOp::create(b, loc);
+    copy(iterationValue(loop.getInductionVar(), stages - 1), slotOf(iteration, stages - 1));
+    readSlots(slotOf(iteration, 0));
+    // Copies for iterations past the end are masked off but may still be in flight.
+    b.setInsertionPointAfter(loop);
+    AsyncWaitOp::create(b, loc, ValueRange{}, 0);
+  }
+
+  /// Iteration 0 is stored into slot 0 before the loop and iteration 1 loaded into registers
+  /// that the loop carries. At the end of iteration k, the registers (iteration k+1) go to
+  /// the slot iteration k-1 read, the loads of iteration k+2 are issued, and a barrier makes
+  /// the slot visible; those loads are in flight during iteration k+1's dot.
+  void pipelineThroughRegisters() {
+    Location loc = loop.getLoc();
+    store(load(loop.getLowerBound()), constant(0));
+    SmallVector<Value> ahead = load(iterationValue(loop.getLowerBound(), 1));
+    BarrierOp::create(b, loc);
+    IRRewriter rewriter(b.getContext());
+    FailureOr<LoopLikeOpInterface> widened = loop.replaceWithAdditionalYields(
+        rewriter, ahead, /*replaceInitOperandUsesInLoop=*/false,
+        [](OpBuilder &, Location, ArrayRef<BlockArgument> registers) {
+          return SmallVector<Value>(registers.begin(), registers.end());
+        });
+    assert(succeeded(widened) && "scf.for can always carry more values");
+    loop = cast<scf::ForOp>(widened->getOperation());
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    unsigned first = loop.getNumRegionIterArgs() - loads.size();
+    b.setInsertionPoint(yield);
+    store(SmallVector<Value>(loop.getRegionIterArgs().drop_front(first)), slotOf(iterationIndex(), 1));
+    SmallVector<Value> next = load(iterationValue(loop.getInductionVar(), 2));
+    BarrierOp::create(b, loc);
+    for (auto [i, tile] : llvm::enumerate(next))
+      yield->setOperand(first + i, tile);
+    b.setInsertionPointToStart(loop.getBody());
+    readSlots(slotOf(iterationIndex(), 0));
+  }
+
   bool collect() {
     // Prefetching moves loads ahead of the loop's other memory effects: only loops that
     // write no memory and manage no shared memory themselves qualify.
@@ -157,31 +191,89 @@ private:
     return arith::AddIOp::create(b, loc, from, arith::MulIOp::create(b, loc, constant(n), loop.getStep()));
   }
 
-  /// Issues the copies of the iteration whose induction variable is `iv` into `slot`.
-  void issue(Value iv, Value slot) {
+  /// (iv - lb) / step of the current iteration.
+  Value iterationIndex() {
     Location loc = loop.getLoc();
+    return arith::DivSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, loop.getInductionVar(), loop.getLowerBound()), loop.getStep());
+  }
+
+  /// The ring slot of the iteration `ahead` iterations after `iteration`.
+  Value slotOf(Value iteration, int64_t ahead) {
+    Location loc = loop.getLoc();
+    Value target = ahead ? Value(arith::AddIOp::create(b, loc, iteration, constant(ahead))) : iteration;
+    return arith::RemSIOp::create(b, loc, target, constant(stages));
+  }
+
+  Value entry(Value ring, Value slot) {
+    return SharedSliceOp::create(b, loop.getLoc(), cast<SharedType>(ring.getType()).entryType(), ring, slot);
+  }
+
+  /// Recomputes the loads' address and mask ops for the iteration whose induction variable
+  /// is `iv`; returns the mapping and sets `inLoop` to whether that iteration exists.
+  IRMapping addressesAt(Value iv, Value &inLoop) {
     IRMapping map;
     map.map(loop.getInductionVar(), iv);
     // Ops in program order, so each clone's operands are already mapped.
     for (Operation &op : loop.getBody()->without_terminator())
       if (addressOps.contains(&op))
         b.clone(op, map);
-    Value inLoop = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv, loop.getUpperBound());
+    inLoop = arith::CmpIOp::create(b, loop.getLoc(), arith::CmpIPredicate::slt, iv, loop.getUpperBound());
+    return map;
+  }
+
+  /// The load's mask at the mapped iteration, and-ed with whether that iteration exists, so
+  /// iterations past the end touch no memory.
+  Value maskAt(const PrefetchedLoad &p, const IRMapping &map, Value inLoop) {
+    auto shape = cast<RankedTensorType>(p.offsets.getType()).getShape();
+    Value mask = SplatOp::create(b, loop.getLoc(), RankedTensorType::get(shape, b.getI1Type()), inLoop);
+    if (p.mask)
+      mask = arith::AndIOp::create(b, loop.getLoc(), mask, map.lookupOrDefault(p.mask));
+    return mask;
+  }
+
+  /// Issues the copies of the iteration whose induction variable is `iv` into `slot`.
+  void copy(Value iv, Value slot) {
+    Value inLoop;
+    IRMapping map = addressesAt(iv, inLoop);
+    for (auto [p, ring] : llvm::zip(loads, rings))
+      AsyncCopyOp::create(b, loop.getLoc(), AsyncTokenType::get(b.getContext()), map.lookupOrDefault(p.base),
+                          map.lookupOrDefault(p.offsets), entry(ring, slot), maskAt(p, map, inLoop));
+  }
+
+  /// The loads of the iteration whose induction variable is `iv`, into registers.
+  SmallVector<Value> load(Value iv) {
+    Value inLoop;
+    IRMapping map = addressesAt(iv, inLoop);
+    SmallVector<Value> tiles;
+    for (const PrefetchedLoad &p : loads) {
+      Type type = p.load->getResult(0).getType();
+      Value base = map.lookupOrDefault(p.base), offsets = map.lookupOrDefault(p.offsets), mask = maskAt(p, map, inLoop);
+      tiles.push_back(isa<LoadOp>(p.load)
+                          ? Value(LoadOp::create(b, loop.getLoc(), type, base, offsets, mask, Value()))
+                          : Value(BufferLoadOp::create(b, loop.getLoc(), type, base, offsets, mask)));
+    }
+    return tiles;
+  }
+
+  void store(ArrayRef<Value> tiles, Value slot) {
+    for (auto [tile, ring] : llvm::zip(tiles, rings))
+      SharedStoreOp::create(b, loop.getLoc(), tile, entry(ring, slot));
+  }
+
+  /// Replaces the loads in the loop by reads of `slot`.
+  void readSlots(Value slot) {
     for (auto [p, ring] : llvm::zip(loads, rings)) {
-      auto offsetsType = cast<RankedTensorType>(p.offsets.getType());
-      auto maskType = RankedTensorType::get(offsetsType.getShape(), b.getI1Type());
-      Value offsets = map.lookupOrDefault(p.offsets);
-      Value mask = SplatOp::create(b, loc, maskType, inLoop);
-      if (p.mask)
-        mask = arith::AndIOp::create(b, loc, mask, map.lookupOrDefault(p.mask));
-      Value entry = SharedSliceOp::create(b, loc, cast<SharedType>(ring.getType()).entryType(), ring, slot);
-      AsyncCopyOp::create(b, loc, AsyncTokenType::get(b.getContext()), map.lookupOrDefault(p.base), offsets, entry,
-                          mask);
+      b.setInsertionPoint(p.load);
+      Value tile = SharedLoadOp::create(b, loop.getLoc(), p.load->getResult(0).getType(), entry(ring, slot));
+      p.load->getResult(0).replaceAllUsesWith(tile);
+      p.load->erase();
     }
   }
 
   scf::ForOp loop;
-  int64_t stages;
+  int64_t stages; // ring slots
+  PrefetchMode mode;
   OpBuilder b;
   SmallVector<PrefetchedLoad> loads;
   llvm::SetVector<Operation *> addressOps;
@@ -191,8 +283,14 @@ private:
 struct TilePipelineLoops : wavetile::tile::impl::TilePipelineLoopsBase<TilePipelineLoops> {
   using TilePipelineLoopsBase::TilePipelineLoopsBase;
   void runOnOperation() override {
-    if (!enabled)
+    if (mode == "off")
       return;
+    if (mode != "async-copies" && mode != "registers") {
+      getOperation().emitError() << "tile-pipeline-loops: mode must be async-copies, registers or off, got '"
+                                 << mode << "'";
+      return signalPassFailure();
+    }
+    PrefetchMode prefetch = mode == "registers" ? PrefetchMode::Registers : PrefetchMode::AsyncCopies;
     for (auto kernel : getOperation().getOps<func::FuncOp>()) {
       auto stages = kernel->getAttrOfType<IntegerAttr>(TileDialect::kNumStagesAttrName);
       if (!kernel->hasAttr(TileDialect::kKernelAttrName) || !stages || stages.getInt() < 2)
@@ -200,7 +298,7 @@ struct TilePipelineLoops : wavetile::tile::impl::TilePipelineLoopsBase<TilePipel
       SmallVector<scf::ForOp> loops;
       kernel.walk([&](scf::ForOp loop) { loops.push_back(loop); });
       for (scf::ForOp loop : loops)
-        LoopPipeliner(loop, stages.getInt()).run();
+        LoopPipeliner(loop, stages.getInt(), prefetch).run();
     }
   }
 };

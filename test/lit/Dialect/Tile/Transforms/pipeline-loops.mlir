@@ -1,7 +1,9 @@
 // tile-pipeline-loops: a K loop's dot operands, loaded from global memory, are prefetched
 // tile.num_stages - 1 iterations ahead through a ring of shared buffers.
 // RUN: %wavetile-opt %s -split-input-file -allow-unregistered-dialect -tile-pipeline-loops | FileCheck %s
-// RUN: %wavetile-opt %s -split-input-file -allow-unregistered-dialect -tile-pipeline-loops=enabled=false | FileCheck %s --check-prefix=OFF
+// RUN: %wavetile-opt %s -split-input-file -allow-unregistered-dialect -tile-pipeline-loops=mode=registers | FileCheck %s --check-prefix=REG
+// RUN: %wavetile-opt %s -split-input-file -allow-unregistered-dialect -tile-pipeline-loops=mode=off | FileCheck %s --check-prefix=OFF
+// RUN: not %wavetile-opt %s -split-input-file -allow-unregistered-dialect -tile-pipeline-loops=mode=sometimes 2>&1 | FileCheck %s --check-prefix=BADMODE
 
 // Three stages, two loads: a buffer_load (copied from the same view, which keeps its range
 // check) and a masked pointer load.
@@ -22,7 +24,6 @@
 // CHECK:         tile.async_copy %[[B]]
 // CHECK:         scf.for %[[IV:.*]] = %[[LB:.*]] to %[[K]] step %[[STEP:.*]] iter_args
 // CHECK:           %[[ITER:.*]] = arith.divsi %{{.*}}, %[[STEP]] : i32
-// CHECK:           %[[SLOT:.*]] = arith.remsi %[[ITER]], %{{.*}} : i32
 // CHECK-NEXT:      tile.async_wait pending = 2
 // CHECK-NEXT:      tile.barrier
 // CHECK:           %[[AHEAD:.*]] = arith.addi %[[ITER]], %{{.*}} : i32
@@ -33,12 +34,38 @@
 // CHECK:           tile.async_copy %[[B]][%{{.*}}], %[[SBN]] mask
 // CHECK-NOT:       tile.buffer_load
 // CHECK-NOT:       tile.load
+// CHECK:           %[[SLOT:.*]] = arith.remsi %[[ITER]], %{{.*}} : i32
 // CHECK:           %[[EA:.*]] = tile.shared_slice %[[RA]][%[[SLOT]]]
 // CHECK:           %[[TA:.*]] = tile.shared_load %[[EA]] : !tile.shared<16x32xbf16> -> tensor<16x32xbf16>
 // CHECK:           %[[EB:.*]] = tile.shared_slice %[[RB]][%[[SLOT]]]
 // CHECK:           %[[TB:.*]] = tile.shared_load %[[EB]]
 // CHECK:           tile.dot %[[TA]], %[[TB]]
 // CHECK:         tile.async_wait pending = 0
+// Registers (CDNA): a two-slot ring; iteration 0 is stored before the loop, iteration 1 is
+// loaded into registers the loop carries; each iteration reads its slot, multiplies, stores
+// the carried tiles into the next slot, loads iteration k+2 and passes one barrier.
+// REG-LABEL:   func.func @k_loop
+// REG:           %[[RA:.*]] = tile.shared_alloc : !tile.shared<2x16x32xbf16>
+// REG:           %[[RB:.*]] = tile.shared_alloc : !tile.shared<2x32x16xbf16>
+// REG:           %[[A0:.*]] = tile.buffer_load {{.*}} mask
+// REG:           %[[B0:.*]] = tile.load {{.*}} mask
+// REG:           tile.shared_store %[[A0]], %{{.*}} : tensor<16x32xbf16>, !tile.shared<16x32xbf16>
+// REG:           tile.shared_store %[[B0]]
+// REG:           %[[A1:.*]] = tile.buffer_load {{.*}} mask
+// REG:           %[[B1:.*]] = tile.load {{.*}} mask
+// REG-NEXT:      tile.barrier
+// REG-NEXT:      scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[RA1:.*]] = %[[A1]], %[[RB1:.*]] = %[[B1]])
+// REG-NOT:         tile.async_copy
+// REG:             %[[TA:.*]] = tile.shared_load
+// REG:             %[[TB:.*]] = tile.shared_load
+// REG:             %[[D:.*]] = tile.dot %[[TA]], %[[TB]]
+// REG:             tile.shared_store %[[RA1]]
+// REG:             tile.shared_store %[[RB1]]
+// REG:             %[[A2:.*]] = tile.buffer_load
+// REG:             %[[B2:.*]] = tile.load
+// REG-NEXT:        tile.barrier
+// REG-NEXT:        scf.yield %[[D]], %[[A2]], %[[B2]]
+// BADMODE: tile-pipeline-loops: mode must be async-copies, registers or off, got 'sometimes'
 // OFF-LABEL:   func.func @k_loop
 // OFF-NOT:       tile.async_copy
 // OFF:           tile.buffer_load

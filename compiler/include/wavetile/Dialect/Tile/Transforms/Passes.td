@@ -45,12 +45,16 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "::mlir::ModuleOp"> {
     its own copies (`async_wait pending = (S-2) * loads`), passes a barrier, and then issues
     the copies of iteration k+S-1 into the slot iteration k-1 read. Copies for iterations
     past the end are masked off; buffer loads copy from their view, keeping its range check.
-    Targets whose copies complete when issued (CDNA today) gain nothing from this and lose
-    shared memory and buffer loads, so their pipeline disables it.
+
+    With `mode=registers` (targets whose copies complete when issued: CDNA) the ring has two
+    slots and the loads stay loads: iteration 0 is stored to slot 0 before the loop and
+    iteration 1 loaded into registers the loop carries; at the end of iteration k those
+    registers are stored to the slot iteration k-1 read, iteration k+2 is loaded, and one
+    barrier publishes the slot, so each load is in flight during the next iteration's dot.
   }];
   let options = [
-    Option<"enabled", "enabled", "bool", /*default=*/"true",
-           "Pipeline at all (false for targets without asynchronous global-to-shared copies)">,
+    Option<"mode", "mode", "std::string", /*default=*/"\"async-copies\"",
+           "How prefetched tiles travel: async-copies, registers, or off">,
   ];
 }
 
