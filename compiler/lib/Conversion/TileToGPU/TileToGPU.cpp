@@ -1437,6 +1437,31 @@ struct AsyncWaitLowering : GpuPattern<AsyncWaitOp> {
 // Reductions and scans
 //===----------------------------------------------------------------------===//
 
+/// The value lane (id xor `mask`) holds, for a butterfly whose earlier steps combined the
+/// lane bits from `stride` up to `mask`. On CDNA, 32-bit values move with DPP within a row
+/// where DPP has the pattern: quad_perm swaps for masks 1 and 2, and, once the lower bits
+/// are combined (every lane of a quad, or of a half-row, then holds the same value),
+/// row_half_mirror (lane ^ 7) for mask 4 and row_mirror (lane ^ 15) for mask 8, which then
+/// meet the same partner values as ^ 4 and ^ 8. Elsewhere a xor shuffle (ds_swizzle /
+/// ds_bpermute, shfl.sync.bfly). Either way every lane ends with the same combination.
+Value butterflyPartner(OpBuilder &b, Location loc, const KernelContext &ctx, Value value, int64_t mask,
+                       int64_t stride) {
+  bool word = value.getType().isF32() || value.getType().isInteger(32);
+  if (ctx.amd && word && (mask <= 2 || (stride == 1 && mask <= 8))) {
+    auto i32 = [&](int64_t v) { return b.getI32IntegerAttr(int32_t(v)); };
+    amdgpu::DPPPerm kind = mask == 4 ? amdgpu::DPPPerm::row_half_mirror
+                           : mask == 8 ? amdgpu::DPPPerm::row_mirror
+                                       : amdgpu::DPPPerm::quad_perm;
+    Attribute argument;
+    if (kind == amdgpu::DPPPerm::quad_perm)
+      argument = b.getArrayAttr(mask == 1 ? ArrayRef<Attribute>{i32(1), i32(0), i32(3), i32(2)}
+                                          : ArrayRef<Attribute>{i32(2), i32(3), i32(0), i32(1)});
+    return amdgpu::DPPOp::create(b, loc, value.getType(), value, value, kind, argument);
+  }
+  return gpu::ShuffleOp::create(b, loc, value, int32_t(mask), int32_t(ctx.warpSize), gpu::ShuffleMode::XOR)
+      .getShuffleResult();
+}
+
 struct ReduceLowering : GpuPattern<ReduceOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(ReduceOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
@@ -1481,12 +1506,8 @@ struct ReduceLowering : GpuPattern<ReduceOp> {
     auto [lanes, warps] = distinctThreads(p);
     int64_t stride = laneStride(g, axisRoot);
     for (int64_t mask = stride; mask < stride * lanes; mask *= 2)
-      for (Value &partial : partials) {
-        Value other = gpu::ShuffleOp::create(rw, loc, partial, int32_t(mask), int32_t(ctx.warpSize),
-                                             gpu::ShuffleMode::XOR)
-                          .getShuffleResult();
-        partial = combineValues(rw, partial, other);
-      }
+      for (Value &partial : partials)
+        partial = combineValues(rw, partial, butterflyPartner(rw, loc, ctx, partial, mask, stride));
 
     // 3. Across warps: each warp's partials meet in shared memory.
     if (warps > 1) {

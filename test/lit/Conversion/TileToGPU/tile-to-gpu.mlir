@@ -6,8 +6,11 @@
 #l = #tile.blocked<sizePerThread = [4], threadsPerWarp = [64], warpsPerBlock = [4], order = [0]>
 
 // 1024 elements, 4 per thread: 16-byte loads and stores when the group is aligned and active,
-// element by element otherwise. The reduction crosses 64 lanes (6 xor shuffles) and 4 warps
-// (4 partials in 16 bytes of shared memory). Grid sizes are the three trailing arguments.
+// element by element otherwise. The reduction crosses 64 lanes and 4 warps (4 partials in 16
+// bytes of shared memory): lane distances 1 and 2 by DPP quad_perm swaps, 4 and 8 by
+// row_half_mirror / row_mirror (the lower lane bits are combined by then, so lane ^ 7 and
+// lane ^ 15 hold what lane ^ 4 and lane ^ 8 do), 16 and 32 by xor shuffles. Grid sizes are
+// the three trailing arguments.
 // CHECK:       gpu.module @wavetile
 // CHECK-LABEL: gpu.func @copy
 // CHECK-SAME:    (%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32, %{{.*}}: i32, %[[GY:.*]]: i32, %{{.*}}: i32)
@@ -19,7 +22,12 @@
 // CHECK:           llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // CHECK:         else
 // CHECK-COUNT-4:   llvm.load {{.*}} : !llvm.ptr<1> -> f32
-// CHECK-COUNT-6: gpu.shuffle  xor
+// CHECK:       amdgpu.dpp %[[P0:.*]] %[[P0]] quad_perm([1 : i32, 0 : i32, 3 : i32, 2 : i32]) : f32
+// CHECK:       amdgpu.dpp %[[P1:.*]] %[[P1]] quad_perm([2 : i32, 3 : i32, 0 : i32, 1 : i32]) : f32
+// CHECK:       amdgpu.dpp %[[P2:.*]] %[[P2]] row_half_mirror : f32
+// CHECK:       amdgpu.dpp %[[P3:.*]] %[[P3]] row_mirror : f32
+// CHECK:       gpu.shuffle  xor %{{.*}}, %c16_i32, %c64_i32 : f32
+// CHECK:       gpu.shuffle  xor %{{.*}}, %c32_i32, %c64_i32 : f32
 // CHECK:         gpu.barrier
 // CHECK:         memref.view %[[SCRATCH]]
 // CHECK:         gpu.barrier
