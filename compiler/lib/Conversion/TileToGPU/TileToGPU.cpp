@@ -466,7 +466,8 @@ int64_t sharedViewAlignment(SharedType source) {
 /// 128 bits and within the view's alignment. Such a group is one aligned vector access.
 int64_t sharedVectorWidth(const ThreadTile &t, SharedType source) {
   ArrayRef<int64_t> shape = t.type.getShape();
-  if (source.getShape() != shape)
+  // Sub-byte elements take a byte each; a vector of them would be bit-packed (see vectorWidth).
+  if (source.getShape() != shape || memoryType(t.type.getElementType()).getIntOrFloatBitWidth() < 8)
     return 1;
   int64_t bytes = bytesOf(t.type.getElementType(), 1);
   for (int64_t n = sharedViewAlignment(source) / bytes; n > 1; n /= 2) {
@@ -893,14 +894,16 @@ Value globalAddress(OpBuilder &b, Location loc, Value base, Type element, Value 
 /// consecutive elements of the last dimension (which the layout keeps fastest, without
 /// wrapping) at consecutive offsets, within 128 bits of `element`.
 int64_t vectorWidth(const ThreadTile &t, Contiguity offsets, Type element) {
-  if (!t.blocked)
+  // Sub-byte elements (fp4, fp6) each occupy a byte in memory, but an LLVM vector of them is
+  // bit-packed: they move one by one.
+  if (!t.blocked || memoryType(element).getIntOrFloatBitWidth() < 8)
     return 1;
   const BlockedGeometry &g = t.geometry();
   unsigned last = g.rootDim(t.type.getRank() - 1);
   const DimPlacement &p = g.dims[last];
   if (g.order.front() != last || p.size < p.blockExtent())
     return 1;
-  int64_t bits = std::max<int64_t>(8, memoryType(element).getIntOrFloatBitWidth());
+  int64_t bits = memoryType(element).getIntOrFloatBitWidth();
   int64_t n = std::min({p.sizePerThread, offsets.contiguous, 128 / bits});
   return n > 1 ? int64_t(llvm::bit_floor(uint64_t(n))) : 1;
 }
@@ -1714,9 +1717,44 @@ Value issueMmaSync(OpBuilder &b, Location loc, const wavetile::atoms::Atom &atom
   return fromElements(b, loc, cast<VectorType>(acc.getType()), out);
 }
 
-/// acc + a * b on matrix cores: per (row block, column block), one atom per K step.
+/// The block scales of a scaled dot's operands, laid out for its atom.
+struct DotScales {
+  const ThreadTile &a;
+  Value aVec;
+  const ThreadTile &b;
+  Value bVec;
+};
+
+/// A block-scaled MFMA operand of sub-byte elements (fp6, fp4), packed into 32-bit words
+/// with element 0 in the lowest bits (as the instruction reads its registers) and viewed
+/// back as the element vector: built element by element, an LLVM vector of i4/i6 goes
+/// through the stack. Byte-sized elements are returned as they are.
+Value packSubByteOperand(OpBuilder &b, Location loc, Value operand) {
+  auto type = cast<VectorType>(operand.getType());
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  if (bits >= 8)
+    return operand;
+  int64_t words = type.getNumElements() * bits / 32;
+  SmallVector<Value> packed(words, i32Const(b, loc, 0));
+  for (int64_t i = 0; i < type.getNumElements(); ++i) {
+    Value element = arith::ExtUIOp::create(b, loc, b.getI32Type(), toMemory(b, loc, extract(b, loc, operand, i)));
+    int64_t bit = i * bits;
+    for (int64_t word = bit / 32; word <= (bit + bits - 1) / 32; ++word) {
+      int64_t shift = bit - 32 * word; // negative: the element's high bits spill into this word
+      Value part = shift >= 0 ? Value(arith::ShLIOp::create(b, loc, element, i32Const(b, loc, shift)))
+                              : Value(arith::ShRUIOp::create(b, loc, element, i32Const(b, loc, -shift)));
+      packed[word] = arith::OrIOp::create(b, loc, packed[word], part);
+    }
+  }
+  Value wordsVector = fromElements(b, loc, VectorType::get({words}, b.getI32Type()), packed);
+  return vector::BitCastOp::create(b, loc, type, wordsVector);
+}
+
+/// acc + a * b on matrix cores: per (row block, column block), one atom per K step. With
+/// `scales`, each atom also takes this lane's scale byte of A and of B (block-scaled MFMA).
 Value mmaDot(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTile &a, Value aVec,
-             const ThreadTile &bt, Value bVec, const ThreadTile &c, Value cVec) {
+             const ThreadTile &bt, Value bVec, const ThreadTile &c, Value cVec,
+             std::optional<DotScales> scales = std::nullopt) {
   const MmaGeometry &ga = *a.mma, &gb = *bt.mma, &gc = *c.mma;
   const wavetile::atoms::Atom &atom = *gc.atom;
   int64_t va = ga.valuesPerLane(), vb = gb.valuesPerLane(), vc = gc.valuesPerLane();
@@ -1728,7 +1766,14 @@ Value mmaDot(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadT
       for (int64_t kk = 0; kk < ga.reps[1]; ++kk) {
         Value av = registerSlice(b, loc, aVec, (ri * ga.reps[1] + kk) * va, va);
         Value bv = registerSlice(b, loc, bVec, (kk * gb.reps[1] + rj) * vb, vb);
-        if (ctx.amd)
+        if (scales) {
+          // One scale per lane and atom: A's at (row block, K step), B's at (K step, column block).
+          Value sa = extract(b, loc, scales->aVec, ri * scales->a.mma->reps[1] + kk);
+          Value sb = extract(b, loc, scales->bVec, kk * scales->b.mma->reps[1] + rj);
+          acc = amdgpu::ScaledMFMAOp::create(b, loc, acc.getType(), atom.m, atom.n, atom.k,
+                                             packSubByteOperand(b, loc, av), packSubByteOperand(b, loc, bv), acc,
+                                             sa, sb, 0, 0);
+        } else if (ctx.amd)
           acc = amdgpu::MFMAOp::create(b, loc, acc.getType(), b.getI32IntegerAttr(atom.m), b.getI32IntegerAttr(atom.n),
                                        b.getI32IntegerAttr(atom.k), b.getI32IntegerAttr(1), av, bv, acc);
         else
@@ -1740,14 +1785,29 @@ Value mmaDot(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadT
   return fromElements(b, loc, c.vectorType, result);
 }
 
+/// Whether `t` is laid out as operand `role` (0 A, 1 B) of `acc`'s MMA atom, or as its block
+/// scales, untransposed.
+bool isOperandOf(const ThreadTile &t, const ThreadTile &acc, unsigned role, bool scales) {
+  return t.mma && t.mma->operand == role && t.mma->scales == scales && !t.mma->transposed &&
+         t.mma->atom == acc.mma->atom;
+}
+
 /// Whether a dot runs on matrix cores: its operands are in the dot-operand layouts of the
 /// accumulator's MMA layout. Other dots stage their operands in the scratch.
 bool onMatrixCores(DotOp op) {
-  ThreadTile acc = threadTile(op.getType()), lhs = threadTile(op.getA().getType()),
-             rhs = threadTile(op.getB().getType());
-  return acc.mma && lhs.mma && rhs.mma && acc.mma->operand == 2 && lhs.mma->operand == 0 &&
-         rhs.mma->operand == 1 && !lhs.mma->transposed && !rhs.mma->transposed && lhs.mma->atom == acc.mma->atom &&
-         rhs.mma->atom == acc.mma->atom;
+  ThreadTile acc = threadTile(op.getType());
+  return acc.mma && acc.mma->operand == 2 && isOperandOf(threadTile(op.getA().getType()), acc, 0, false) &&
+         isOperandOf(threadTile(op.getB().getType()), acc, 1, false);
+}
+
+/// The same for a scaled dot, whose scales must be in the atom's scale layouts too.
+bool onMatrixCores(ScaledDotOp op) {
+  ThreadTile acc = threadTile(op.getType());
+  return acc.mma && acc.mma->operand == 2 && acc.mma->atom->scaleType &&
+         isOperandOf(threadTile(op.getA().getType()), acc, 0, false) &&
+         isOperandOf(threadTile(op.getB().getType()), acc, 1, false) &&
+         isOperandOf(threadTile(op.getAScale().getType()), acc, 0, true) &&
+         isOperandOf(threadTile(op.getBScale().getType()), acc, 1, true);
 }
 
 struct DotLowering : GpuPattern<DotOp> {
@@ -1781,6 +1841,13 @@ struct ScaledDotLowering : GpuPattern<ScaledDotOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(ScaledDotOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
+    if (onMatrixCores(op)) {
+      ThreadTile aScale = threadTile(op.getAScale().getType()), bScale = threadTile(op.getBScale().getType());
+      rw.replaceOp(op, mmaDot(rw, loc, ctx, threadTile(op.getA().getType()), adaptor.getA(),
+                              threadTile(op.getB().getType()), adaptor.getB(), threadTile(op.getType()),
+                              adaptor.getAcc(), DotScales{aScale, adaptor.getAScale(), bScale, adaptor.getBScale()}));
+      return success();
+    }
     RankedTensorType a = op.getA().getType(), bType = op.getB().getType();
     int64_t k = a.getDimSize(1), n = bType.getDimSize(1), blocks = k / 32;
     ThreadTile acc = threadTile(op.getType());
@@ -1970,6 +2037,8 @@ int64_t scratchNeed(Operation *op) {
   }
   if (auto dot = dyn_cast<DotOp>(op); dot && onMatrixCores(dot))
     return 0;
+  if (auto dot = dyn_cast<ScaledDotOp>(op); dot && onMatrixCores(dot))
+    return 0;
   if (isa<DotOp, ScaledDotOp>(op))
     return stagedBytes(op->getOperands().drop_back()); // every operand but the accumulator
   return 0;
@@ -2137,8 +2206,14 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
     OpBuilder b(context);
     b.setInsertionPointToEnd(gpuModule.getBody());
     SmallVector<Type> inputs;
-    for (Type t : kernel.getArgumentTypes())
-      inputs.push_back(converter.convertType(t));
+    for (auto [i, t] : llvm::enumerate(kernel.getArgumentTypes())) {
+      Type converted = converter.convertType(t);
+      if (!converted)
+        return kernel.emitError() << "GPU kernel argument " << i << " has type " << t
+                                  << ", which has no per-thread form; kernels take pointers, buffer views, scalars "
+                                     "and laid-out tiles";
+      inputs.push_back(converted);
+    }
     inputs.append(3, b.getI32Type());
     auto workgroup = gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
     SharedPlan plan = planSharedMemory(kernel);

@@ -3,6 +3,7 @@
 // and no shared-memory FMA loop remains.
 // RUN: %wavetile-opt %S/../../Dialect/Tile/Transforms/assign-layouts-mma.mlir -allow-unregistered-dialect -tile-assign-layouts="warp-size=64 target=gfx942" -convert-tile-to-gpu=target=gfx942 -canonicalize | FileCheck %s --check-prefix=CDNA3
 // RUN: %wavetile-opt %S/../../Dialect/Tile/Transforms/assign-layouts-mma.mlir -allow-unregistered-dialect -tile-assign-layouts="warp-size=32 target=sm_90" -convert-tile-to-gpu=target=sm_90 -canonicalize | FileCheck %s --check-prefix=SM90
+// RUN: %wavetile-opt %S/../../Dialect/Tile/Transforms/assign-layouts-mma.mlir -allow-unregistered-dialect -tile-assign-layouts="warp-size=64 target=gfx950" -convert-tile-to-gpu=target=gfx950 -canonicalize | FileCheck %s --check-prefix=CDNA4
 
 // 64x64x32, warps 2x2, 32x32x8 atoms: each warp one 32x32 block, 4 K steps.
 // CDNA3-LABEL:   gpu.func @gemm_tile
@@ -51,3 +52,13 @@
 // CDNA3-NOT:       gpu.barrier
 // CDNA3-NOT:       memref.load
 // CDNA3-COUNT-4:   amdgpu.mfma
+
+// Block-scaled MFMA (gfx950): one amdgpu.scaled_mfma per warp for the 64x64x64 fp8 x fp4 tile
+// (warps 2x2, one 32x32x64 atom each), taking this lane's scale byte of A and of B. fp4
+// operands are packed into four 32-bit words first (element 0 in the low bits), so no
+// vector of i4 reaches LLVM.
+// CDNA4-LABEL:   gpu.func @scaled_tile
+// CDNA4:         %[[WORDS:.*]] = vector.from_elements {{.*}} : vector<4xi32>
+// CDNA4:         %[[B:.*]] = vector.bitcast %[[WORDS]] : vector<4xi32> to vector<32xf4E2M1FN>
+// CDNA4:         amdgpu.scaled_mfma 32x32x64 (%{{.*}}[0] * %{{.*}}) * (%{{.*}}[0] * %[[B]]) + %{{.*}} : f8E8M0FNU, vector<32xf8E4M3FN>, f8E8M0FNU, vector<32xf4E2M1FN>, vector<16xf32>
+// CDNA4-NOT:     amdgpu.scaled_mfma

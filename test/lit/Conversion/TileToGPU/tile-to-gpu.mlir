@@ -109,3 +109,11 @@ func.func @wrong_warp(%y: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warp
   %r = tile.arange 0 to 128 : tensor<128xi32, #w32>
   return
 }
+
+// -----
+
+// A kernel argument without a per-thread form (a tile with no layout) is an error, not a crash.
+// expected-error @+1 {{GPU kernel argument 0 has type 'tensor<64xf32>', which has no per-thread form; kernels take pointers, buffer views, scalars and laid-out tiles}}
+func.func @tile_argument(%t: tensor<64xf32>) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 64 : i32} {
+  return
+}

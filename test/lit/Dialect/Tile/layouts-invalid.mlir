@@ -129,8 +129,18 @@ func.func private @mma_not_multiple(tensor<16x4xf32, #tile.mma<atom = "sm_90.mma
 
 // -----
 
-// expected-error @+1 {{dot operand index must be 0 (A) or 1 (B), got 2}}
-func.func private @dot_operand_index(tensor<32x8xbf16, #tile.dot_operand<operand = 2, parent = #tile.mma<atom = "gfx942.mfma_f32_32x32x8_bf16", warpsPerBlock = [1, 1]>>>)
+// expected-error @+1 {{dot operand index must be 0 (A), 1 (B), 2 (A's scales) or 3 (B's scales), got 4}}
+func.func private @dot_operand_index(tensor<32x8xbf16, #tile.dot_operand<operand = 4, parent = #tile.mma<atom = "gfx942.mfma_f32_32x32x8_bf16", warpsPerBlock = [1, 1]>>>)
+
+// -----
+
+// expected-error @+1 {{dot operand 2 (block scales) needs a block-scaled atom, got 'gfx942.mfma_f32_32x32x8_bf16'}}
+func.func private @scales_without_scaled_atom(tensor<32x2xf8E8M0FNU, #tile.dot_operand<operand = 2, parent = #tile.mma<atom = "gfx942.mfma_f32_32x32x8_bf16", warpsPerBlock = [1, 1]>>>)
+
+// -----
+
+// expected-error @+1 {{scales of dot operand B layout needs a tile that is a multiple of 2x32, got 1x32}}
+func.func private @scales_shape(tensor<1x32xf8E8M0FNU, #tile.dot_operand<operand = 3, parent = #tile.mma<atom = "gfx950.mfma_scale_f32_32x32x64_f8f6f4.fp8_fp8", warpsPerBlock = [1, 1]>>>)
 
 // -----
 

@@ -175,11 +175,15 @@ std::pair<int64_t, int64_t> MmaGeometry::operandCoordinate(int64_t reg, int64_t 
 }
 
 std::optional<MmaGeometry> wavetile::tile::mmaGeometry(Attribute layout, ArrayRef<int64_t> shape) {
-  unsigned operand = 2;
+  using wavetile::atoms::Operand;
+  unsigned operand = 2; // how warps and repetitions tile it: 0 like A, 1 like B, 2 like C
+  Operand which = Operand::C;
   bool transposed = false;
   MmaLayoutAttr mma = dyn_cast_or_null<MmaLayoutAttr>(layout);
   if (auto dotOperand = dyn_cast_or_null<DotOperandLayoutAttr>(layout)) {
-    operand = dotOperand.getOperandIndex();
+    static const Operand kOperands[] = {Operand::A, Operand::B, Operand::ScaleA, Operand::ScaleB};
+    which = kOperands[dotOperand.getOperandIndex()];
+    operand = dotOperand.getOperandIndex() % 2; // A's scales tile like A, B's like B
     transposed = dotOperand.getTransposed();
     mma = dotOperand.getParent();
   }
@@ -187,13 +191,10 @@ std::optional<MmaGeometry> wavetile::tile::mmaGeometry(Attribute layout, ArrayRe
     return std::nullopt;
   StringRef name = mma.getAtom();
   const auto *atom = wavetile::atoms::lookupAtom(std::string_view(name.data(), name.size()));
-  auto which = operand == 0 ? wavetile::atoms::Operand::A
-               : operand == 1 ? wavetile::atoms::Operand::B
-                              : wavetile::atoms::Operand::C;
   const auto *map = atom ? atom->operandMap(which) : nullptr;
   if (!map)
     return std::nullopt; // e.g. wgmma multiplicands come from shared memory
-  MmaGeometry g{atom, operand, transposed, map, mma.getWarpsPerBlock()[0], mma.getWarpsPerBlock()[1], {1, 1},
+  MmaGeometry g{atom, operand, which == Operand::ScaleA || which == Operand::ScaleB, transposed, map, mma.getWarpsPerBlock()[0], mma.getWarpsPerBlock()[1], {1, 1},
                 map->rows, map->cols};
   SmallVector<int64_t, 2> operandShape(shape);
   if (transposed)

@@ -250,10 +250,19 @@ static int64_t smallestExtent(DistributedLayoutAttr parent, unsigned dim) {
   }
   if (auto operand = dyn_cast<DotOperandLayoutAttr>(parent)) {
     const auto &atom = atomOf(operand.getParent());
-    bool isA = operand.getOperandIndex() == 0;
     if (operand.getTransposed())
       dim = 1 - dim;
-    return dim == 0 ? (isA ? atom.m : atom.k) : (isA ? atom.k : atom.n);
+    int64_t blocks = atom.k / 32;
+    switch (operand.getOperandIndex()) {
+    case 0:
+      return dim == 0 ? atom.m : atom.k;
+    case 1:
+      return dim == 0 ? atom.k : atom.n;
+    case 2:
+      return dim == 0 ? atom.m : blocks;
+    default:
+      return dim == 0 ? blocks : atom.n;
+    }
   }
   return 1;
 }
@@ -318,8 +327,9 @@ LogicalResult MmaLayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elemen
 
 LogicalResult DotOperandLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                            unsigned operandIndex, MmaLayoutAttr parent, bool transposed) {
-  if (operandIndex > 1)
-    return emitError() << "dot operand index must be 0 (A) or 1 (B), got " << operandIndex;
+  if (operandIndex > 3)
+    return emitError() << "dot operand index must be 0 (A), 1 (B), 2 (A's scales) or 3 (B's scales), got "
+                       << operandIndex;
   return success();
 }
 
@@ -330,13 +340,21 @@ LogicalResult
 DotOperandLayoutAttr::verifyEncoding(ArrayRef<int64_t> shape, Type elementType,
                                      function_ref<InFlightDiagnostic()> emitError) const {
   const auto &atom = atomOf(getParent());
-  auto [rows, cols] = getOperandIndex() == 0 ? std::pair(atom.m, atom.k) : std::pair(atom.k, atom.n);
+  unsigned index = getOperandIndex();
+  if (index >= 2 && !atom.scaleType)
+    return emitError() << "dot operand " << index << " (block scales) needs a block-scaled atom, got '" << atom.name
+                       << "'";
+  int64_t scaleBlocks = atom.k / 32;
+  auto [rows, cols] = index == 0   ? std::pair<int64_t, int64_t>(atom.m, atom.k)
+                      : index == 1 ? std::pair<int64_t, int64_t>(atom.k, atom.n)
+                      : index == 2 ? std::pair<int64_t, int64_t>(atom.m, scaleBlocks)
+                                   : std::pair<int64_t, int64_t>(scaleBlocks, atom.n);
   if (getTransposed())
     std::swap(rows, cols);
-  return verifyMultipleOf(shape, rows, cols,
-                          getOperandIndex() == 0 ? (getTransposed() ? "transposed dot operand A" : "dot operand A")
-                                                 : (getTransposed() ? "transposed dot operand B" : "dot operand B"),
-                          emitError);
+  static const char *const names[] = {"dot operand A", "dot operand B", "scales of dot operand A",
+                                      "scales of dot operand B"};
+  std::string what = std::string(getTransposed() ? "transposed " : "") + names[index];
+  return verifyMultipleOf(shape, rows, cols, what.c_str(), emitError);
 }
 
 static std::optional<wavetile::layout::Layout> parseLinearMap(StringRef map, std::string *error) {

@@ -49,11 +49,20 @@ public:
   LogicalResult run() {
     collectMemoryWidths();
     if (target)
-      kernel.walk([&](DotOp dot) {
-        if (MmaLayoutAttr mma = chooseMma(dot)) {
-          startAccumulator(dot.getAcc(), mma);
-          loadOperandDirectly(dot.getA(), DotOperandLayoutAttr::get(context, 0, mma));
-          loadOperandDirectly(dot.getB(), DotOperandLayoutAttr::get(context, 1, mma));
+      kernel.walk([&](Operation *op) {
+        auto dot = dyn_cast<DotOp>(op);
+        auto scaled = dyn_cast<ScaledDotOp>(op);
+        if (!dot && !scaled)
+          return;
+        // Operands: A, B, then (scaled dots) the scales of A and B, at dot-operand indices 0-3.
+        SmallVector<Value> operands = dot ? SmallVector<Value>{dot.getA(), dot.getB()}
+                                          : SmallVector<Value>{scaled.getA(), scaled.getB(), scaled.getAScale(),
+                                                               scaled.getBScale()};
+        Value acc = dot ? dot.getAcc() : scaled.getAcc();
+        if (MmaLayoutAttr mma = chooseMma(operands[0], operands[1], acc, /*blockScaled=*/bool(scaled))) {
+          startAccumulator(acc, mma);
+          for (auto [index, operand] : llvm::enumerate(operands))
+            loadOperandDirectly(operand, DotOperandLayoutAttr::get(context, unsigned(index), mma));
         }
       });
     splitIndexComputations();
@@ -201,12 +210,15 @@ private:
 
   /// The largest atom of the target computing the dot's types whose tile, times a split of
   /// the kernel's warps, divides the dot's tiles; null when none fits.
-  MmaLayoutAttr chooseMma(DotOp dot) {
-    RankedTensorType a = dot.getA().getType(), b = dot.getB().getType(), c = dot.getAcc().getType();
+  /// The MMA layout for a dot (or, `blockScaled`, a scaled dot) of these operands: the
+  /// largest atom of the target that computes their types and divides their tiles.
+  MmaLayoutAttr chooseMma(Value aValue, Value bValue, Value accValue, bool blockScaled) {
+    auto a = cast<RankedTensorType>(aValue.getType()), b = cast<RankedTensorType>(bValue.getType()),
+         c = cast<RankedTensorType>(accValue.getType());
     int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = b.getDimSize(1);
     std::vector<const wavetile::atoms::Atom *> candidates;
     for (const auto *atom : wavetile::atoms::atomsFor(*target))
-      if (atom->a && atom->b && !atom->scaleType && atom->waveSize == warpSize &&
+      if (atom->a && atom->b && bool(atom->scaleType) == blockScaled && atom->waveSize == warpSize &&
           typeName(a.getElementType()) == wavetile::atoms::scalarKindName(atom->aType) &&
           typeName(b.getElementType()) == wavetile::atoms::scalarKindName(atom->bType) &&
           typeName(c.getElementType()) == wavetile::atoms::scalarKindName(atom->cType))
@@ -432,8 +444,16 @@ private:
     if (auto reduce = dyn_cast<ReduceOp>(op))
       if (!blockedGeometry(layoutOf(reduce.getSource()), reduce.getSource().getType().getShape()))
         return require(op, reduce.getSourceMutable(), defaultLayout(reduce.getSource().getType()));
-    if (auto dot = dyn_cast<ScaledDotOp>(op))
-      return require(op, dot.getAccMutable(), layoutOf(dot.getResult()));
+    if (auto dot = dyn_cast<ScaledDotOp>(op)) {
+      Attribute layout = layoutOf(dot.getResult());
+      if (auto mma = dyn_cast<MmaLayoutAttr>(layout)) {
+        require(op, dot.getAMutable(), DotOperandLayoutAttr::get(context, 0, mma));
+        require(op, dot.getBMutable(), DotOperandLayoutAttr::get(context, 1, mma));
+        require(op, dot.getAScaleMutable(), DotOperandLayoutAttr::get(context, 2, mma));
+        require(op, dot.getBScaleMutable(), DotOperandLayoutAttr::get(context, 3, mma));
+      }
+      return require(op, dot.getAccMutable(), layout);
+    }
     // A transpose into a dot-operand layout is free from the transposed operand layout; any
     // other layout reaches that one through the staged (swizzled, vectorized) conversion.
     if (auto trans = dyn_cast<TransOp>(op))

@@ -15,6 +15,11 @@
 // CDNA3-DAG: #[[SWZ128B:[a-z_0-9]+]] = #tile.shared_layout<vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0], padding = 0>
 // CDNA3-DAG: #[[SWZ64B3:[a-z_0-9]+]] = #tile.shared_layout<vec = 8, perPhase = 2, maxPhase = 4, order = [2, 1, 0], padding = 0>
 // CDNA4-DAG: #[[MMA:[a-z_0-9]+]] = #tile.mma<atom = "gfx950.mfma_f32_32x32x16_bf16", warpsPerBlock = [2, 2]>
+// CDNA4-DAG: #[[SMMA:[a-z_0-9]+]] = #tile.mma<atom = "gfx950.mfma_scale_f32_32x32x64_f8f6f4.fp8_fp4", warpsPerBlock = [2, 2]>
+// CDNA4-DAG: #[[SOP0:[a-z_0-9]+]] = #tile.dot_operand<operand = 0, parent = #[[SMMA]]>
+// CDNA4-DAG: #[[SOP1:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #[[SMMA]]>
+// CDNA4-DAG: #[[SOP2:[a-z_0-9]+]] = #tile.dot_operand<operand = 2, parent = #[[SMMA]]>
+// CDNA4-DAG: #[[SOP3:[a-z_0-9]+]] = #tile.dot_operand<operand = 3, parent = #[[SMMA]]>
 // SM90-DAG:  #[[MMA:[a-z_0-9]+]] = #tile.mma<atom = "sm_90.mma_m16n8k16_f32_bf16_bf16", warpsPerBlock = [2, 2]>
 // CDNA3-DAG: #[[A:[a-z_0-9]+]] = #tile.dot_operand<operand = 0, parent = #[[MMA]]>
 // CDNA3-DAG: #[[B:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #[[MMA]]>
@@ -127,5 +132,35 @@ func.func @weights_n_by_k(%k: i32) attributes {tile.kernel, tile.num_warps = 4 :
     scf.yield %d : tensor<64x64xf32>
   }
   "test.use"(%r) : (tensor<64x64xf32>) -> ()
+  return
+}
+
+// A scaled dot takes gfx950's block-scaled MFMA (fp8 x fp4, 32x32x64, warps 2x2): A, B and
+// both scale tiles get the atom's operand layouts (dot-operand indices 0-3). gfx942 has no
+// block-scaled MFMA, so there the scaled dot keeps blocked layouts (the FMA path).
+// CDNA4-LABEL: func.func @scaled_tile
+// CDNA4:         tile.convert_layout {{.*}} -> tensor<64x64xf8E4M3FN, #[[SOP0]]>
+// CDNA4:         tile.convert_layout {{.*}} -> tensor<64x64xf4E2M1FN, #[[SOP1]]>
+// CDNA4:         tile.convert_layout {{.*}} -> tensor<64x2xf8E8M0FNU, #[[SOP2]]>
+// CDNA4:         tile.convert_layout {{.*}} -> tensor<2x64xf8E8M0FNU, #[[SOP3]]>
+// CDNA4:         tile.scaled_dot {{.*}} -> tensor<64x64xf32, #[[SMMA]]>
+// CDNA3-LABEL: func.func @scaled_tile
+// CDNA3-NOT:     #tile.mma
+// CDNA3:         tile.scaled_dot {{.*}} -> tensor<64x64xf32, #{{blocked[0-9]*}}>
+func.func @scaled_tile(%pa: !tile.ptr<f8E4M3FN>, %pas: !tile.ptr<f8E8M0FNU>, %pb: !tile.ptr<f4E2M1FN>,
+                       %pbs: !tile.ptr<f8E8M0FNU>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %r = tile.arange 0 to 4096 : tensor<4096xi32>
+  %o = tile.reshape %r : tensor<4096xi32> -> tensor<64x64xi32>
+  %a = tile.load %pa[%o] : !tile.ptr<f8E4M3FN>[tensor<64x64xi32>] -> tensor<64x64xf8E4M3FN>
+  %b = tile.load %pb[%o] : !tile.ptr<f4E2M1FN>[tensor<64x64xi32>] -> tensor<64x64xf4E2M1FN>
+  %rs = tile.arange 0 to 128 : tensor<128xi32>
+  %osa = tile.reshape %rs : tensor<128xi32> -> tensor<64x2xi32>
+  %osb = tile.reshape %rs : tensor<128xi32> -> tensor<2x64xi32>
+  %as = tile.load %pas[%osa] : !tile.ptr<f8E8M0FNU>[tensor<64x2xi32>] -> tensor<64x2xf8E8M0FNU>
+  %bs = tile.load %pbs[%osb] : !tile.ptr<f8E8M0FNU>[tensor<2x64xi32>] -> tensor<2x64xf8E8M0FNU>
+  %zero = arith.constant 0.0 : f32
+  %acc = tile.splat %zero : f32 -> tensor<64x64xf32>
+  %d = tile.scaled_dot %a scale %as, %b scale %bs, %acc : tensor<64x64xf8E4M3FN>, tensor<64x2xf8E8M0FNU>, tensor<64x64xf4E2M1FN>, tensor<2x64xf8E8M0FNU>, tensor<64x64xf32> -> tensor<64x64xf32>
+  "test.use"(%d) : (tensor<64x64xf32>) -> ()
   return
 }

@@ -63,8 +63,9 @@ struct BlockedGeometry {
 /// are the atom's per-lane values, repetition by repetition (row-major over repetitions).
 struct MmaGeometry {
   const wavetile::atoms::Atom *atom;
-  unsigned operand;
-  bool transposed; // the tile is the operand's transpose (see DotOperandLayoutAttr)
+  unsigned operand; // 0 A (or A's block scales), 1 B (or B's), 2 the accumulator
+  bool scales;      // the block scales of A or B (dot-operand indices 2 and 3)
+  bool transposed;  // the tile is the operand's transpose (see DotOperandLayoutAttr)
   const wavetile::atoms::OperandMap *map;
   int64_t warpsM, warpsN;
   int64_t reps[2];      // repetitions along tile rows and columns

@@ -69,8 +69,11 @@ def Tile_MmaLayoutAttr : Tile_LayoutAttr<"MmaLayout", "mma"> {
 }
 
 def Tile_DotOperandLayoutAttr : Tile_LayoutAttr<"DotOperandLayout", "dot_operand"> {
-  let summary = "layout of the A (index 0) or B (index 1) operand of a dot with an MMA parent";
+  let summary = "layout of an operand of a dot with an MMA parent: A (0), B (1), or the block scales of A (2) or B (3) of a scaled dot";
   let description = [{
+    The scale layouts (2, 3) place the M x K/32 scales of A and K/32 x N scales of B as the
+    parent's (block-scaled) atom reads them, repeating and splitting over warps like A and B.
+
     With `transposed = true` the tile is the operand's transpose (K x M for A, N x K for B):
     each thread holds element (j, i) where the operand layout holds (i, j), so a `tile.trans`
     from it to the operand layout moves nothing. Tiles stored K-contiguous (weights as
