@@ -89,11 +89,10 @@ func.func @trans(%v: tensor<16x32xf32, #row>, %w: tensor<2x3x4xi8>) {
 // CHECK:         %[[B:.*]] = tile.convert_layout %[[A]] : tensor<32x32xf32, #[[COL]]> -> tensor<32x32xf32>
 // CHECK:         %[[C:.*]] = tile.convert_layout %[[B]] : tensor<32x32xf32> -> tensor<32x32xf32>
 // CHECK:         return %[[C]]
-// The folder drops only the identity conversion; real layout changes stay.
+// The folder drops the identity conversion and folds the chain into one conversion.
 // CANON-LABEL: func.func @convert_layout
 // CANON-SAME:    (%[[V:.*]]: tensor<32x32xf32, #{{.*}}>)
-// CANON:         %[[A:.*]] = tile.convert_layout %[[V]] : {{.*}} -> tensor<32x32xf32, #{{.*}}>
-// CANON:         %[[B:.*]] = tile.convert_layout %[[A]] : {{.*}} -> tensor<32x32xf32>
+// CANON:         %[[B:.*]] = tile.convert_layout %[[V]] : {{.*}} -> tensor<32x32xf32>
 // CANON-NOT:     tile.convert_layout
 // CANON:         return %[[B]]
 func.func @convert_layout(%v: tensor<32x32xf32, #row>) -> tensor<32x32xf32> {

@@ -150,7 +150,21 @@ LogicalResult ConvertLayoutOp::verify() {
 OpFoldResult ConvertLayoutOp::fold(FoldAdaptor) {
   if (getSource().getType() == getResult().getType())
     return getSource();
+  if (auto inner = getSource().getDefiningOp<ConvertLayoutOp>()) {
+    if (inner.getSource().getType() == getResult().getType())
+      return inner.getSource();
+    getSourceMutable().assign(inner.getSource());
+    return getResult();
+  }
   return {};
+}
+
+LogicalResult ConvertLayoutOp::canonicalize(ConvertLayoutOp op, PatternRewriter &rewriter) {
+  auto splat = op.getSource().getDefiningOp<SplatOp>();
+  if (!splat)
+    return failure();
+  rewriter.replaceOpWithNewOp<SplatOp>(op, op.getType(), splat.getValue());
+  return success();
 }
 
 LogicalResult LoadOp::verify() {

@@ -91,11 +91,16 @@ def Tile_TransOp : Tile_Op<"trans", [Pure]> {
 
 def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure]> {
   let summary = "same values, another distributed layout";
+  let description = [{
+    Folds away when the layouts are equal; a chain of conversions folds into one; a
+    conversion of a splat is the splat in the new layout (nothing to move).
+  }];
   let arguments = (ins Tile_Tile:$source);
   let results = (outs Tile_Tile:$result);
   let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizeMethod = 1;
 }
 
 //===----------------------------------------------------------------------===//
