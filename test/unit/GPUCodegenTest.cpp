@@ -54,6 +54,7 @@ TEST(GpuTargets, Table) {
   EXPECT_EQ(sm90.triple, "nvptx64-nvidia-cuda");
   EXPECT_EQ(sm90.waveSize, 32);
   EXPECT_EQ(sm90.features, "+ptx84"); // fp8 mma.sync
+  EXPECT_EQ(sm90.maxStaticSharedBytes, 48 * 1024); // static .shared; more needs dynamic shared memory
   EXPECT_EQ(target("sm_90a").chip, "sm_90a");
   EXPECT_EQ(target("sm_90a").features, "+ptx84");
 }

@@ -13,7 +13,7 @@ static constexpr const char *kGpuPipeline =
     "canonicalize,cse,"
     "tile-pipeline-loops{{mode={2}},canonicalize,cse,"
     "tile-assign-layouts{{warp-size={1} target={0}},"
-    "convert-tile-to-gpu{{target={0}},"
+    "convert-tile-to-gpu{{target={0} max-shared-bytes={3}},"
     "canonicalize,cse,"
     "gpu.module("
     "wavetile-gpu-math,"
@@ -29,5 +29,6 @@ mlir::LogicalResult wavetile::buildGpuPipeline(mlir::OpPassManager &pm, llvm::St
   // NVIDIA's cp.async overlaps copies with compute; CDNA copies complete when issued, so
   // there prefetched tiles wait in registers instead.
   const char *prefetch = target->vendor == GpuVendor::NVIDIA ? "async-copies" : "registers";
-  return mlir::parsePassPipeline(llvm::formatv(kGpuPipeline, targetName, target->waveSize, prefetch).str(), pm);
+  return mlir::parsePassPipeline(
+      llvm::formatv(kGpuPipeline, targetName, target->waveSize, prefetch, target->maxStaticSharedBytes).str(), pm);
 }

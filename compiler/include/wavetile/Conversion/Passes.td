@@ -45,6 +45,8 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"target", "target", "std::string", /*default=*/"\"\"",
            "GPU target: gfx942, gfx950, sm_90 or sm_90a">,
+    Option<"maxSharedBytes", "max-shared-bytes", "int64_t", /*default=*/"0",
+           "Shared memory one kernel may declare (0: no limit); larger kernels are an error">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",

@@ -36,6 +36,8 @@ struct GpuTarget {
   // Shared memory (LDS).
   int sharedBytesPerCU;          // LDS per CU / shared memory per SM
   int maxSharedBytesPerWorkgroup; // the most one workgroup / block may allocate
+  int maxStaticSharedBytes;       // the most a kernel may declare statically (NVIDIA: 48 KiB;
+                                  // more needs dynamic shared memory, which we do not emit)
   int sharedAllocGranule;        // bytes a workgroup's allocation is rounded up to
 
   // Vector registers, per lane of a wave resident on one SIMD. On CDNA3/4 the

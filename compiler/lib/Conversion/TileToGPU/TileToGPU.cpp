@@ -2217,6 +2217,11 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
     inputs.append(3, b.getI32Type());
     auto workgroup = gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup);
     SharedPlan plan = planSharedMemory(kernel);
+    if (maxSharedBytes > 0 && plan.totalBytes > maxSharedBytes)
+      return kernel.emitError() << "kernel needs " << plan.totalBytes << " bytes of shared memory ("
+                                << plan.scratchBytes << " of them scratch for layout changes, reductions and dots), "
+                                << "but " << target << " kernels may declare at most " << int64_t(maxSharedBytes)
+                                << "; use smaller tiles or fewer stages";
     if (plan.reuseFence) { // see SharedPlan
       OpBuilder fence(plan.reuseFence);
       AsyncWaitOp::create(fence, plan.reuseFence->getLoc(), ValueRange{}, 0);

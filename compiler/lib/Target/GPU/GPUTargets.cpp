@@ -43,18 +43,18 @@ const std::vector<GpuTarget> &wavetile::allGpuTargets() {
   // vgpr budget, vgpr granule, simds, waves/simd, max WG size, multi-wave WGs/CU
   static const std::vector<GpuTarget> targets = {
       {"gfx942", GpuVendor::AMD, "amdgcn-amd-amdhsa", "gfx942", "", 64, //
-       64 * 1024, 64 * 1024, 128 * 4,                                   //
+       64 * 1024, 64 * 1024, 64 * 1024, 128 * 4,                        //
        512, 8, 4, 8, 1024, 16},
       {"gfx950", GpuVendor::AMD, "amdgcn-amd-amdhsa", "gfx950", "", 64, //
-       160 * 1024, 160 * 1024, 320 * 4,                                 //
+       160 * 1024, 160 * 1024, 160 * 1024, 320 * 4,                     //
        512, 8, 4, 8, 1024, 16},
       // PTX ISA 8.4: the first with fp8 (e4m3/e5m2) mma.sync; drivers of CUDA 12.4 on load it.
       {"sm_90", GpuVendor::NVIDIA, "nvptx64-nvidia-cuda", "sm_90", "+ptx84", 32, //
-       228 * 1024, 227 * 1024, 128,                                        //
+       228 * 1024, 227 * 1024, 48 * 1024, 128,                             //
        512, 8, 4, 16, 1024, 32},
       // wgmma / setmaxnreg need sm_90a; the same PTX ISA as sm_90.
       {"sm_90a", GpuVendor::NVIDIA, "nvptx64-nvidia-cuda", "sm_90a", "+ptx84", 32, //
-       228 * 1024, 227 * 1024, 128,                                                //
+       228 * 1024, 227 * 1024, 48 * 1024, 128,                                     //
        512, 8, 4, 16, 1024, 32},
   };
   return targets;
