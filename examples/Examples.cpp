@@ -98,6 +98,16 @@ CheckReport verifyVectorAdd(const LaunchPlan &plan) {
   return report;
 }
 
+/// The arguments of the row-wise examples (one program per row of a padded matrix), in
+/// launch order, and where this program's row starts.
+struct RowArguments {
+  Pointer x, out;
+  Value nCols, rowStart;
+  RowArguments(KernelBuilder &kernel, DType dtype)
+      : x(kernel.pointer("x", dtype)), out(kernel.pointer("out", dtype)), nCols(kernel.scalar("n_cols", DType::i32)),
+        rowStart(programId(0) * kernel.scalar("row_stride", DType::i32)) {}
+};
+
 //===----------------------------------------------------------------------===//
 // softmax: one program per row, three passes over column blocks (any row length).
 //===----------------------------------------------------------------------===//
@@ -108,9 +118,7 @@ std::unique_ptr<Module> buildSoftmax(std::string *error) {
   ModuleBuilder mb;
   {
     auto k = mb.kernel("softmax");
-    Pointer x = k.pointer("x", DType::f32), out = k.pointer("out", DType::f32);
-    Value nCols = k.scalar("n_cols", DType::i32), rowStride = k.scalar("row_stride", DType::i32);
-    Value rowStart = programId(0) * rowStride;
+    auto [x, out, nCols, rowStart] = RowArguments(k, DType::f32);
     Value columns = arange(0, kSoftmaxBlock);
     auto loadBlock = [&](Value c0) {
       Value c = c0 + columns;
@@ -254,6 +262,66 @@ CheckReport verifyRmsNorm(const LaunchPlan &plan) {
   // The exact result rounds to bf16 once; f32 intermediate math may move it across one boundary.
   report.passed = worst <= 1.0 && paddingIntact;
   report.summary = format("max error %.2f bf16 ulp (limit %.0f) over %zu elements", worst, 1.0, m * n) +
+                   (paddingIntact ? "" : "; wrote into row padding");
+  return report;
+}
+
+//===----------------------------------------------------------------------===//
+// cumsum: per row, the inclusive prefix sum of i32 values (wrapping, so exact in any order),
+// any row length: column blocks are scanned in turn, each offset by the sum of the blocks
+// before it.
+//===----------------------------------------------------------------------===//
+
+constexpr int kCumsumBlock = 2048;
+constexpr int32_t kPoisonI32 = INT32_MIN + 7;
+
+std::unique_ptr<Module> buildCumsum(std::string *error) {
+  ModuleBuilder mb;
+  {
+    auto k = mb.kernel("cumsum");
+    auto [x, out, nCols, rowStart] = RowArguments(k, DType::i32);
+    Value columns = arange(0, kCumsumBlock);
+    forRange(0, nCols, kCumsumBlock, {constant(0, DType::i32)}, [&](Value c0, const std::vector<Value> &carry) {
+      Value c = c0 + columns;
+      Value v = load(x, rowStart + c, c < nCols, 0);
+      store(out, rowStart + c, v.cumsum(0) + carry[0], c < nCols);
+      return std::vector<Value>{carry[0] + v.sum(0)};
+    });
+  }
+  return mb.finish(error);
+}
+
+LaunchPlan prepareCumsum(const std::vector<int64_t> &shape, uint64_t seed) {
+  size_t m = shape[0], n = shape[1], stride = n + 5; // padded rows: the kernel must honour the stride
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int32_t> values(-100000, 100000);
+  std::vector<int32_t> x(m * stride);
+  for (int32_t &v : x)
+    v = values(rng);
+  return {"cumsum", {uint32_t(m), 1, 1},
+          {buffer("x", "i32", bytesOf(x)), buffer("out", "i32", bytesOf(std::vector<int32_t>(m * stride, kPoisonI32)), true),
+           i32("n_cols", n), i32("row_stride", stride)},
+          shape, seed, /*rtol=*/0, /*atol=*/0};
+}
+
+CheckReport verifyCumsum(const LaunchPlan &plan) {
+  CheckReport report;
+  size_t m = plan.shape[0], n = plan.shape[1], stride = size_t(plan.arg("row_stride").i32);
+  const int32_t *x = plan.arg("x").as<int32_t>(), *out = plan.arg("out").as<int32_t>();
+  size_t wrong = 0;
+  bool paddingIntact = true;
+  for (size_t r = 0; r < m; ++r) {
+    uint32_t sum = 0; // two's-complement wrap, as i32 addition on the device
+    for (size_t c = 0; c < n; ++c) {
+      sum += uint32_t(x[r * stride + c]);
+      wrong += out[r * stride + c] != int32_t(sum);
+    }
+    for (size_t c = n; c < stride; ++c)
+      paddingIntact &= out[r * stride + c] == kPoisonI32;
+  }
+  report.passed = wrong == 0 && paddingIntact;
+  report.summary = format("%.0f of %.0f prefix sums differ from the exact ones (over %zu elements)", double(wrong),
+                          double(m * n), m * n) +
                    (paddingIntact ? "" : "; wrote into row padding");
   return report;
 }
@@ -527,6 +595,9 @@ const std::vector<Example> &wavetile::examples::allExamples() {
        buildSoftmax, prepareSoftmax, verifySoftmax},
       {"rmsnorm", "RMSNorm, bf16 in/out, f32 math", {"M", "N"}, {{1, 1}, {3, 31}, {4, 257}, {2, 5120}},
        buildRmsNorm, prepareRmsNorm, verifyRmsNorm},
+      {"cumsum", "row-wise inclusive prefix sum, i32, any row length", {"M", "N"},
+       {{1, 1}, {3, 7}, {2, 2048}, {5, 3000}, {2, 5000}},
+       buildCumsum, prepareCumsum, verifyCumsum},
       {"gemm", "C = A*B, bf16 inputs, f32 accumulate, K loop pipelined by the compiler", {"M", "N", "K"},
        // K = 161: six steps, so the three-slot ring wraps around.
        {{1, 1, 1}, {17, 33, 15}, {45, 70, 50}, {64, 32, 48}, {130, 75, 33}, {70, 45, 161}},

@@ -162,6 +162,16 @@ def bench_memory_bound(driver, directory, lines):
                   lambda: launch(fr, br, (rows, 1, 1), [p(hx), i32(rows), i32(cols), i32(cols), p(hw), i32(cols),
                                                          p(ho), i32(rows), i32(cols), i32(cols), ctypes.c_float(1e-6)]),
                   lambda: torch.nn.functional.rms_norm(hx, (cols,), hw, 1e-6)))
+    if os.path.exists(os.path.join(directory, "cumsum.ptx")):
+        cx = torch.randint(-1000, 1000, (rows, cols), device="cuda", dtype=torch.int32)
+        co, to = torch.empty_like(cx), torch.empty_like(cx)
+        fc, bc = kernel("cumsum")
+        ours = lambda: launch(fc, bc, (rows, 1, 1), [p(cx), p(co), i32(cols), i32(cols)])
+        theirs = lambda: torch.cumsum(cx, dim=1, dtype=torch.int32, out=to)
+        ours(); theirs(); torch.cuda.synchronize()
+        if not torch.equal(co, to):  # exact in any order: i32 sums
+            raise RuntimeError(f"cumsum at {rows}x{cols}: {int((co != to).sum())} elements differ from torch.cumsum")
+        cases.append(("cumsum", f"{rows}x{cols} i32", 2 * rows * cols * 4, ours, theirs))
     lines += ["", "## Memory-bound kernels vs torch eager (same process, interleaved, median of 7)", "",
               "| kernel | shape | wavetile ms | GB/s | torch ms | GB/s | wavetile/torch time |", "|---|---|---|---|---|---|---|"]
     for name, shape, nbytes, ours, theirs in cases:

@@ -44,7 +44,8 @@ TEST_P(ExampleTest, MatchesReferenceOnOddShapes) { checkAllShapes(LoopPipelining
 // The same checks on the program as CDNA gets it: K loops pipelined through registers.
 TEST_P(ExampleTest, MatchesReferenceWithRegisterStagedLoops) { checkAllShapes(LoopPipelining::Registers); }
 
-INSTANTIATE_TEST_SUITE_P(Host, ExampleTest, ::testing::Values("vector_add", "softmax", "rmsnorm", "gemm", "gemm_pipelined", "gemm_fp8"),
+INSTANTIATE_TEST_SUITE_P(Host, ExampleTest, ::testing::Values("vector_add", "softmax", "rmsnorm", "cumsum", "gemm", "gemm_pipelined",
+                                           "gemm_fp8"),
                          [](const auto &info) { return info.param; });
 
 /// Compiles an example after replacing `from` with `to` in its tile IR.
@@ -92,6 +93,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Mutation{"vector_add", "arith.cmpi slt", "arith.cmpi sle"}, // writes one past the end
                       Mutation{"softmax", "math.exp", "math.exp2"},
                       Mutation{"rmsnorm", "math.rsqrt", "math.sqrt"},
+                      Mutation{"cumsum", "arith.cmpi slt", "arith.cmpi sgt"}, // load mask inverted
                       Mutation{"gemm", "arith.muli", "arith.addi"}, // wrong tile origin
                       Mutation{"gemm_fp8", "arith.cmpi slt", "arith.cmpi sgt"}), // A's K mask inverted
     [](const auto &info) { return info.param.example + "_" + std::to_string(info.index); });

@@ -1580,6 +1580,12 @@ struct ScanLowering : GpuPattern<ScanOp> {
   LogicalResult matchAndRewrite(ScanOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     ThreadTile t = threadTile(op.getType());
+    if (Value scanned = parallelScan(rw, loc, op, t, adaptor.getSource())) {
+      rw.replaceOp(op, scanned);
+      return success();
+    }
+    // Layouts that wrap or replicate along the axis: each element combines its predecessors
+    // from shared memory, in order.
     Type element = t.type.getElementType();
     unsigned axis = op.getAxis();
     barrier(rw, loc);
@@ -1605,6 +1611,148 @@ struct ScanLowering : GpuPattern<ScanOp> {
     barrier(rw, loc);
     rw.replaceOp(op, fromElements(rw, loc, t.vectorType, elements));
     return success();
+  }
+
+  /// A value that may be absent (no prefix yet), as the scan's combiners have no identity.
+  struct Prefix {
+    Value value, present; // `present` is an i1 (null: absent for certain)
+  };
+
+  /// `prefix` combined on the left of `x` where present.
+  Value prepend(OpBuilder &b, Location loc, ScanOp op, const Prefix &prefix, Value x) const {
+    if (!prefix.present)
+      return x;
+    Value combined = buildCombine(b, loc, op.getKind(), op.getCombiner(), prefix.value, x);
+    return arith::SelectOp::create(b, loc, prefix.present, combined, x);
+  }
+
+  /// `prefix` extended by `x` on the right where `include` (null: always) holds.
+  Prefix extend(OpBuilder &b, Location loc, ScanOp op, const Prefix &prefix, Value x, Value include) const {
+    Value next = prepend(b, loc, op, prefix, x);
+    if (!include)
+      return {next, arith::ConstantIntOp::create(b, loc, 1, 1)};
+    Value present = prefix.present ? Value(arith::OrIOp::create(b, loc, prefix.present, include)) : include;
+    Value value = prefix.present ? Value(arith::SelectOp::create(b, loc, include, next, prefix.value)) : next;
+    return {value, present};
+  }
+
+  /// Inclusive scan of a blocked tile whose axis neither wraps nor replicates: each thread
+  /// scans its own run of the axis, lanes along the axis combine their totals with shuffles
+  /// up (Hillis-Steele), and the totals of earlier warps and repetitions meet through shared
+  /// memory. Prefixes always combine on the left, so only associativity is assumed; the
+  /// order of combination differs from the host's (floating-point results may differ in
+  /// rounding). Null when the layout does not allow it.
+  Value parallelScan(OpBuilder &b, Location loc, ScanOp op, const ThreadTile &t, Value source) const {
+    if (!t.blocked)
+      return {};
+    const BlockedGeometry &g = t.geometry();
+    unsigned axis = op.getAxis(), axisRoot = g.rootDim(axis);
+    const DimPlacement &p = g.dims[axisRoot];
+    if (p.size < p.blockExtent())
+      return {};
+    for (const DimPlacement &d : g.dims)
+      if (!llvm::isPowerOf2_64(d.threads) || !llvm::isPowerOf2_64(d.sizePerThread) || !llvm::isPowerOf2_64(d.warps))
+        return {};
+    int64_t run = p.sizePerThread, lanes = p.threads, warps = p.warps, reps = p.repetitions;
+    Type element = t.type.getElementType();
+    auto combine = [&](Value x, Value y) { return buildCombine(b, loc, op.getKind(), op.getCombiner(), x, y); };
+
+    // Registers that differ only along the axis, in increasing axis index.
+    SmallVector<SmallVector<int64_t>> groups;
+    llvm::DenseMap<int64_t, int64_t> groupOf;
+    for (int64_t r = 0; r < t.registers; ++r) {
+      SmallVector<int64_t> index = g.registerIndex(r);
+      index[axisRoot] = 0;
+      auto [it, inserted] = groupOf.try_emplace(g.registerNumber(index), groups.size());
+      if (inserted)
+        groups.emplace_back();
+      groups[it->second].push_back(r);
+    }
+    Value position = arith::DivUIOp::create(b, loc, threadBase(b, loc, ctx, g, axisRoot), i32Const(b, loc, run));
+    Value laneAlong = arith::RemUIOp::create(b, loc, position, i32Const(b, loc, lanes));
+    Value warpAlong = arith::DivUIOp::create(b, loc, position, i32Const(b, loc, lanes));
+    int64_t stride = laneStride(g, axisRoot);
+
+    // 1-2. In-thread runs, then across lanes: `local` per register, `inclusive` per run.
+    SmallVector<Value> local(t.registers);
+    SmallVector<SmallVector<Value>> inclusive(groups.size()); // [group][repetition]
+    SmallVector<SmallVector<Prefix>> lanePrefix(groups.size());
+    for (auto [gi, group] : llvm::enumerate(groups)) {
+      for (int64_t rep = 0; rep < reps; ++rep) {
+        Value acc;
+        for (int64_t i = 0; i < run; ++i) {
+          int64_t r = group[rep * run + i];
+          Value x = extract(b, loc, source, r);
+          acc = acc ? combine(acc, x) : x;
+          local[r] = acc;
+        }
+        Value total = acc;
+        for (int64_t d = 1; d < lanes; d *= 2) {
+          Value up = gpu::ShuffleOp::create(b, loc, total, int32_t(d * stride), int32_t(ctx.warpSize),
+                                            gpu::ShuffleMode::UP)
+                         .getShuffleResult();
+          Value has = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, laneAlong, i32Const(b, loc, d));
+          total = arith::SelectOp::create(b, loc, has, combine(up, total), total);
+        }
+        inclusive[gi].push_back(total);
+        Prefix before;
+        if (lanes > 1)
+          before = {gpu::ShuffleOp::create(b, loc, total, int32_t(stride), int32_t(ctx.warpSize), gpu::ShuffleMode::UP)
+                        .getShuffleResult(),
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, laneAlong, i32Const(b, loc, 1))};
+        lanePrefix[gi].push_back(before);
+      }
+    }
+
+    // 3. Earlier warps and repetitions: the last lane along the axis publishes each run's
+    // inclusive total; every thread combines those that precede it, in order.
+    SmallVector<SmallVector<Prefix>> blockPrefix(groups.size(), SmallVector<Prefix>(reps));
+    if (warps > 1 || reps > 1) {
+      int64_t outputs = t.type.getNumElements() / t.type.getDimSize(axis);
+      SmallVector<int64_t> outShape(t.type.getShape());
+      outShape.erase(outShape.begin() + axis);
+      auto coords = coordinates(b, loc, ctx, t);
+      barrier(b, loc);
+      Value view = scratchView(b, loc, ctx, element, outputs * reps * warps);
+      auto slot = [&](int64_t gi, int64_t rep, Value warp) {
+        SmallVector<Value> outCoords(coords[groups[gi].front()]);
+        outCoords.erase(outCoords.begin() + axis);
+        Value linear = linearIndex(b, loc, outCoords, outShape);
+        Value block = arith::AddIOp::create(b, loc, i32Const(b, loc, rep * warps), warp);
+        return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, block, i32Const(b, loc, outputs)), linear);
+      };
+      Value lastLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, laneAlong, i32Const(b, loc, lanes - 1));
+      for (int64_t gi = 0; gi < int64_t(groups.size()); ++gi)
+        for (int64_t rep = 0; rep < reps; ++rep)
+          guardedEffect(b, loc, lastLane,
+                        [&](OpBuilder &sb) { storeShared(sb, loc, view, slot(gi, rep, warpAlong), inclusive[gi][rep]); });
+      barrier(b, loc);
+      for (int64_t gi = 0; gi < int64_t(groups.size()); ++gi) {
+        Prefix acc;
+        for (int64_t rep = 0; rep < reps; ++rep) {
+          // Within this repetition, only the warps before this thread's.
+          Prefix within = acc;
+          for (int64_t w = 0; w + 1 < warps; ++w) {
+            Value total = loadShared(b, loc, view, slot(gi, rep, i32Const(b, loc, w)), element);
+            Value earlier = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i32Const(b, loc, w), warpAlong);
+            within = extend(b, loc, op, within, total, earlier);
+          }
+          blockPrefix[gi][rep] = within;
+          for (int64_t w = 0; w < warps; ++w) // the whole repetition, for the next ones
+            acc = extend(b, loc, op, acc, loadShared(b, loc, view, slot(gi, rep, i32Const(b, loc, w)), element), {});
+        }
+      }
+      barrier(b, loc); // the scratch may be reused by the next op
+    }
+
+    SmallVector<Value> elements(t.registers);
+    for (auto [gi, group] : llvm::enumerate(groups))
+      for (int64_t rep = 0; rep < reps; ++rep)
+        for (int64_t i = 0; i < run; ++i) {
+          int64_t r = group[rep * run + i];
+          elements[r] = prepend(b, loc, op, blockPrefix[gi][rep], prepend(b, loc, op, lanePrefix[gi][rep], local[r]));
+        }
+    return fromElements(b, loc, t.vectorType, elements);
   }
 };
 
