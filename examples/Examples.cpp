@@ -55,6 +55,10 @@ LaunchArg f32(const std::string &name, float v) {
   return a;
 }
 
+/// Every example's tensors are smaller than 2 GiB (inference-sized operands), which lets
+/// CDNA address them through buffer resources.
+constexpr Reach kReach = Reach::within2GiB;
+
 //===----------------------------------------------------------------------===//
 // vector_add: out = x + y over n elements, one 1024-element block per program.
 //===----------------------------------------------------------------------===//
@@ -65,7 +69,8 @@ std::unique_ptr<Module> buildVectorAdd(std::string *error) {
   ModuleBuilder mb;
   {
     auto k = mb.kernel("vector_add");
-    Pointer x = k.pointer("x", DType::f32), y = k.pointer("y", DType::f32), out = k.pointer("out", DType::f32);
+    Pointer x = k.pointer("x", DType::f32, kReach), y = k.pointer("y", DType::f32, kReach),
+            out = k.pointer("out", DType::f32, kReach);
     Value n = k.scalar("n", DType::i32);
     Value offsets = programId(0) * kAddBlock + arange(0, kAddBlock);
     Value inBounds = offsets < n;
@@ -104,7 +109,7 @@ struct RowArguments {
   Pointer x, out;
   Value nCols, rowStart;
   RowArguments(KernelBuilder &kernel, DType dtype)
-      : x(kernel.pointer("x", dtype)), out(kernel.pointer("out", dtype)), nCols(kernel.scalar("n_cols", DType::i32)),
+      : x(kernel.pointer("x", dtype, kReach)), out(kernel.pointer("out", dtype, kReach)), nCols(kernel.scalar("n_cols", DType::i32)),
         rowStart(programId(0) * kernel.scalar("row_stride", DType::i32)) {}
 };
 
@@ -194,9 +199,9 @@ std::unique_ptr<Module> buildRmsNorm(std::string *error) {
     auto k = mb.kernel("rmsnorm");
     const int block = int(k.param("BLOCK", kNormBlock));
     // Rows may be padded: x and out are strided; the weight is a contiguous vector.
-    Tensor x = k.tensor("x", DType::bf16, {Dim::dynamic(), Dim::dynamic()}, /*contiguous=*/false);
-    Tensor weight = k.tensor("weight", DType::bf16, {Dim::dynamic()});
-    Tensor out = k.tensor("out", DType::bf16, {Dim::dynamic(), Dim::dynamic()}, /*contiguous=*/false);
+    Tensor x = k.tensor("x", DType::bf16, {Dim::dynamic(), Dim::dynamic()}, /*contiguous=*/false, kReach);
+    Tensor weight = k.tensor("weight", DType::bf16, {Dim::dynamic()}, /*contiguous=*/true, kReach);
+    Tensor out = k.tensor("out", DType::bf16, {Dim::dynamic(), Dim::dynamic()}, /*contiguous=*/false, kReach);
     Value eps = k.scalar("eps", DType::f32);
     Value row = programId(0), n = x.size(1);
     Value columns = arange(0, block);
@@ -368,7 +373,7 @@ struct GemmArguments {
   Pointer a, b, c;
   Value m, n, k, lda, ldb, ldc;
   GemmArguments(KernelBuilder &kernel, DType input)
-      : a(kernel.pointer("a", input)), b(kernel.pointer("b", input)), c(kernel.pointer("c", DType::f32)),
+      : a(kernel.pointer("a", input)), b(kernel.pointer("b", input)), c(kernel.pointer("c", DType::f32, kReach)),
         m(kernel.scalar("M", DType::i32)), n(kernel.scalar("N", DType::i32)), k(kernel.scalar("K", DType::i32)),
         lda(kernel.scalar("lda", DType::i32)), ldb(kernel.scalar("ldb", DType::i32)),
         ldc(kernel.scalar("ldc", DType::i32)) {}

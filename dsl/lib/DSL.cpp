@@ -1174,7 +1174,7 @@ static mlir::BlockArgument addArgument(ModuleBuilder::State &s, const std::strin
   return s.kernel.getArgument(index);
 }
 
-Pointer KernelBuilder::pointer(const std::string &name, DType element, SourceLoc loc) {
+Pointer KernelBuilder::pointer(const std::string &name, DType element, Reach reach, SourceLoc loc) {
   Pointer p;
   p.element = element;
   if (bitWidth(element) < 8) {
@@ -1183,7 +1183,10 @@ Pointer KernelBuilder::pointer(const std::string &name, DType element, SourceLoc
     return p;
   }
   auto type = wavetile::tile::PtrType::get(owner->state().context, typeOf(element));
-  p.handle = addArgument(owner->state(), name, type, loc).getAsOpaquePointer();
+  mlir::BlockArgument arg = addArgument(owner->state(), name, type, loc);
+  if (reach == Reach::within2GiB)
+    owner->state().kernel.setArgAttr(arg.getArgNumber(), "tile.within_2gib", owner->state().builder.getUnitAttr());
+  p.handle = arg.getAsOpaquePointer();
   return p;
 }
 
@@ -1194,9 +1197,9 @@ Value KernelBuilder::scalar(const std::string &name, DType dtype, SourceLoc loc)
 }
 
 Tensor KernelBuilder::tensor(const std::string &name, DType element, const std::vector<Dim> &dims, bool contiguous,
-                             SourceLoc loc) {
+                             Reach reach, SourceLoc loc) {
   Tensor t;
-  t.pointer = pointer(name, element, loc);
+  t.pointer = pointer(name, element, reach, loc);
   if (dims.empty()) {
     fail(loc, "tensor '" + name + "' needs at least one dimension");
     return t;

@@ -10,7 +10,7 @@
 // Written as text so the same pipeline can be replayed with wavetile-opt --pass-pipeline.
 // Layouts and distribution work on the module; vendor lowering on each gpu.module.
 static constexpr const char *kGpuPipeline =
-    "canonicalize,cse,"
+    "canonicalize,cse,{4}"
     "tile-pipeline-loops{{mode={2}},canonicalize,cse,"
     "tile-assign-layouts{{warp-size={1} target={0}},"
     "convert-tile-to-gpu{{target={0} max-shared-bytes={3}},"
@@ -29,6 +29,9 @@ mlir::LogicalResult wavetile::buildGpuPipeline(mlir::OpPassManager &pm, llvm::St
   // NVIDIA's cp.async overlaps copies with compute; CDNA copies complete when issued, so
   // there prefetched tiles wait in registers instead.
   const char *prefetch = target->vendor == GpuVendor::NVIDIA ? "async-copies" : "registers";
+  // CDNA buffer resources make masked and bounds-checked accesses branch-free.
+  const char *bufferViews = target->vendor == GpuVendor::AMD ? "func.func(tile-use-buffer-views)," : "";
   return mlir::parsePassPipeline(
-      llvm::formatv(kGpuPipeline, targetName, target->waveSize, prefetch, target->maxStaticSharedBytes).str(), pm);
+      llvm::formatv(kGpuPipeline, targetName, target->waveSize, prefetch, target->maxStaticSharedBytes, bufferViews).str(),
+      pm);
 }

@@ -8,6 +8,7 @@
 // Written as text so the same pipeline can be replayed with wavetile-opt --pass-pipeline.
 static constexpr const char *kHostPipeline =
     "canonicalize,cse,"
+    "func.func(tile-use-buffer-views)," // as on CDNA, so host runs check the rewrite
     "tile-pipeline-loops{{mode={0}},canonicalize,cse,"
     "convert-tile-to-host,"
     "canonicalize,"

@@ -44,6 +44,7 @@
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Transforms/Scalar/Scalarizer.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/TargetSelect.h"
@@ -297,6 +298,16 @@ mlir::LogicalResult optimize(llvm::Module &module, llvm::TargetMachine &machine)
   builder.registerFunctionAnalyses(fam);
   builder.registerLoopAnalyses(lam);
   builder.crossRegisterProxies(lam, fam, cgam, mam);
+  if (machine.getTargetTriple().isAMDGPU()) {
+    // Per-thread tiles are LLVM vectors, but CDNA has no vector ALU: left whole, a uniform
+    // operand splatted across a vector occupies one SGPR per lane of it. Split into scalars
+    // (after the vectorizers, which would regroup them), every element reads the one SGPR.
+    // Loads and stores stay vectors (one wide access).
+    builder.registerOptimizerLastEPCallback(
+        [](llvm::ModulePassManager &passes, llvm::OptimizationLevel, llvm::ThinOrFullLTOPhase) {
+          passes.addPass(llvm::createModuleToFunctionPassAdaptor(llvm::ScalarizerPass()));
+        });
+  }
   llvm::ModulePassManager passes = builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   passes.run(module, mam);
   return mlir::success();

@@ -256,6 +256,12 @@ struct KernelOptions {
   int numStages = 1;
 };
 
+/// How far from a pointer argument the kernel reaches. `within2GiB` promises that every
+/// element accessed through it lies in the first 2^31 - 1 bytes from it (its tensor is
+/// smaller than 2 GiB and is not indexed backwards); CDNA then addresses it through a
+/// buffer resource with 32-bit offsets and hardware range checks.
+enum class Reach { unbounded, within2GiB };
+
 class ModuleBuilder;
 
 /// Declares a kernel's arguments and is the insertion point for its body while alive.
@@ -266,13 +272,14 @@ public:
   KernelBuilder &operator=(const KernelBuilder &) = delete;
   KernelBuilder(KernelBuilder &&other) noexcept;
 
-  Pointer pointer(const std::string &name, DType element, SourceLoc loc = SourceLoc::current());
+  Pointer pointer(const std::string &name, DType element, Reach reach = Reach::unbounded,
+                  SourceLoc loc = SourceLoc::current());
   /// A scalar argument (i32, i64, f32 or f64).
   Value scalar(const std::string &name, DType dtype, SourceLoc loc = SourceLoc::current());
   /// A tensor argument with static or dynamic sizes; `contiguous` tensors are row-major with
   /// strides derived from the sizes, otherwise every stride but the last is an argument.
   Tensor tensor(const std::string &name, DType element, const std::vector<Dim> &dims, bool contiguous = true,
-                SourceLoc loc = SourceLoc::current());
+                Reach reach = Reach::unbounded, SourceLoc loc = SourceLoc::current());
   /// A compile-time parameter: returns `value` and records name=value on the kernel, so dumps
   /// and caches see the specialization.
   int64_t param(const std::string &name, int64_t value);

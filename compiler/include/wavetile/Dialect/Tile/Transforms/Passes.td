@@ -58,4 +58,17 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "::mlir::ModuleOp"> {
   ];
 }
 
+def TileUseBufferViews : Pass<"tile-use-buffer-views", "::mlir::func::FuncOp"> {
+  let summary = "Access pointer arguments bounded to 2 GiB through buffer views";
+  let description = [{
+    In a kernel, every `tile.load` and `tile.store` with i32 offsets whose base is a pointer
+    argument marked `tile.within_2gib` (the caller guarantees that every element the kernel
+    touches through it lies in the 2 GiB that start at it) becomes a `tile.buffer_load` /
+    `tile.buffer_store` through a view of those 2 GiB made once at the kernel's entry. A
+    load's `other` is selected where the mask is clear. On CDNA the views are raw buffer
+    resources, so masking and bounds checks cost no branches and offsets stay 32-bit.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif
