@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Builds what bench/h200/run_examples.py needs into dist/sm_90 (git-ignored): PTX of every
-# example for sm_90, and launch plans with the host JIT's outputs for odd shapes.
+# Builds what bench/h200/run_examples.py needs into dist/sm_90 (git-ignored): PTX and launch
+# manifest of every example for sm_90, and launch plans with the host JIT's outputs for odd
+# shapes. On the GPU host, bench/h200/run.sh builds the runtime and runs them.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=dist/sm_90
 rm -rf "$out" && mkdir -p "$out"
 declare -A shapes=([vector_add]=1000003 [softmax]=37,3001 [rmsnorm]=19,5120 [cumsum]=37,5000 [gemm]=130,75,161 [gemm_pipelined]=130,75,97 [gemm_fp8]=130,75,321)
 for example in vector_add softmax rmsnorm cumsum gemm gemm_pipelined gemm_fp8; do
-  build/bin/wavetile compile --example "$example" --target sm_90 --emit ptx -o "$out/$example.ptx"
+  build/bin/wavetile compile --example "$example" --target sm_90 --emit ptx -o "$out/$example.ptx" \
+    --manifest "$out/$example.manifest"
   build/bin/wavetile run "$example" --shape "${shapes[$example]}" --seed 20261129 --save "$out"
 done
 ls -la "$out"

@@ -2,12 +2,15 @@
 """Runs Wavetile's sm_90 example kernels on an NVIDIA GPU and compares them with the host.
 
 Inputs (made on the build machine by bench/h200/prepare.sh):
-  DIR/<kernel>.ptx             PTX from `wavetile compile --example <name> --target sm_90 --emit ptx`
+  DIR/<kernel>.ptx, .manifest  PTX and launch manifest from `wavetile compile --example <name>
+                               --target sm_90 --emit ptx --manifest ...`
   DIR/<kernel>.json + *.bin    launch plans from `wavetile run <name> --save DIR`: every buffer
                                as it was before the run, and *.host.bin with the host JIT's outputs
+  RUNTIME                      libwavetile_runtime.so, built here from runtime/ (no LLVM needed):
+                               it loads the PTX, checks every launch against the manifest and
+                               launches through the CUDA driver it opens with dlopen
 
-The kernel is loaded with the CUDA driver API (ctypes, no LLVM and no Wavetile build needed
-here) and runs on the same initial buffers as the host (outputs poisoned, guard elements set).
+Each kernel runs on the same initial buffers as the host (outputs poisoned, guard elements set).
 Each element the host wrote must match it within the plan's tolerance (|gpu - host| <= atol +
 rtol*|host|; 0/0 means bit-exact); each element the host left alone must stay bit-identical.
 With --bench it also times the memory-bound kernels against torch eager and the GEMMs
@@ -17,7 +20,6 @@ Writes a markdown report to $OUT (or stdout) and exits non-zero on any mismatch.
 import ctypes
 import json
 import os
-import re
 import sys
 
 import torch
@@ -26,44 +28,82 @@ DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16, "i
           "f8E4M3FN": torch.float8_e4m3fn}
 
 
+class Value(ctypes.Union):
+    _fields_ = [("pointer", ctypes.c_void_p), ("i32", ctypes.c_int32), ("i64", ctypes.c_int64),
+                ("f32", ctypes.c_float), ("f64", ctypes.c_double)]
+
+
+class Arg(ctypes.Structure):  # wt_arg (runtime/include/wavetile/runtime/wavetile_runtime.h)
+    _fields_ = [("kind", ctypes.c_int32), ("value", Value), ("extent_bytes", ctypes.c_uint64)]
+
+
+def ptr(tensor):
+    arg = Arg(kind=0, extent_bytes=tensor.numel() * tensor.element_size())
+    arg.value.pointer = tensor.data_ptr()
+    return arg
+
+
+def i32(v):
+    arg = Arg(kind=1)
+    arg.value.i32 = int(v)
+    return arg
+
+
+def f32(v):
+    arg = Arg(kind=3)
+    arg.value.f32 = float(v)
+    return arg
+
+
 class Driver:
-    def __init__(self):
+    """The Wavetile runtime's C API, on the device torch uses."""
+
+    def __init__(self, runtime):
         torch.cuda.init()
-        torch.zeros(1, device="cuda")  # makes the primary context current on this thread
-        self.lib = ctypes.CDLL("libcuda.so.1")
+        torch.zeros(1, device="cuda")  # the primary context, which the runtime retains too
+        self.lib = ctypes.CDLL(runtime)
+        self.lib.wt_last_error.restype = ctypes.c_char_p
+        self.lib.wt_device_open.restype = ctypes.c_void_p
+        self.lib.wt_device_target.restype = ctypes.c_char_p
+        self.lib.wt_device_target.argtypes = [ctypes.c_void_p]
+        self.lib.wt_module_load.restype = ctypes.c_void_p
+        self.lib.wt_module_load.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p]
+        self.lib.wt_module_kernel.restype = ctypes.c_void_p
+        self.lib.wt_module_kernel.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        self.lib.wt_kernel_launch.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
+                                              ctypes.POINTER(Arg), ctypes.c_size_t, ctypes.c_void_p]
+        self.device = self.lib.wt_device_open(1, torch.cuda.current_device())  # WT_BACKEND_CUDA
+        if not self.device:
+            raise RuntimeError(self.lib.wt_last_error().decode())
+        self.target = self.lib.wt_device_target(self.device).decode()
+        self.modules = []
 
-    def check(self, result, what):
-        if result != 0:
-            name = ctypes.c_char_p()
-            self.lib.cuGetErrorName(result, ctypes.byref(name))
-            raise RuntimeError(f"{what} failed: {name.value.decode() if name.value else result}")
-
-    def load(self, ptx_text, kernel):
-        module, function = ctypes.c_void_p(), ctypes.c_void_p()
-        image = ctypes.create_string_buffer(ptx_text.encode() + b"\0")
-        self.check(self.lib.cuModuleLoadData(ctypes.byref(module), image), "cuModuleLoadData")
-        self.check(self.lib.cuModuleGetFunction(ctypes.byref(function), module, kernel.encode()), "cuModuleGetFunction")
+    def load(self, directory, kernel):
+        image = open(os.path.join(directory, kernel + ".ptx"), "rb").read()
+        manifest = open(os.path.join(directory, kernel + ".manifest"), "rb").read()
+        module = self.lib.wt_module_load(self.device, image, len(image), manifest)
+        if not module:
+            raise RuntimeError(f"{kernel}: {self.lib.wt_last_error().decode()}")
+        self.modules.append(module)
+        function = self.lib.wt_module_kernel(module, kernel.encode())
+        if not function:
+            raise RuntimeError(f"{kernel}: {self.lib.wt_last_error().decode()}")
         return function
 
-    def launch(self, function, grid, block, values):
-        params = (ctypes.c_void_p * len(values))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in values])
-        self.check(self.lib.cuLaunchKernel(function, *grid, *block, 0, None, params, None), "cuLaunchKernel")
-        self.check(self.lib.cuCtxSynchronize(), "cuCtxSynchronize")
+    def prepare(self, function, grid, args):
+        """A callable that enqueues the kernel on torch's current stream with these arguments."""
+        array = (Arg * len(args))(*args)
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
 
-
-def block_size(ptx, kernel):
-    match = re.search(r"\.entry\s+" + re.escape(kernel) + r"\b.*?\.(?:reqntid|maxntid)\s+(\d+)(?:,\s*(\d+))?(?:,\s*(\d+))?",
-                      ptx, re.S)
-    if not match:
-        raise RuntimeError(f"{kernel}: the PTX declares no block size (.reqntid/.maxntid)")
-    return tuple(int(g) if g else 1 for g in match.groups())
+        def launch():
+            if self.lib.wt_kernel_launch(function, *grid, array, len(args), stream) != 0:
+                raise RuntimeError(self.lib.wt_last_error().decode())
+        return launch
 
 
 def run_plan(driver, directory, plan):
     kernel = plan["kernel"]
-    with open(os.path.join(directory, kernel + ".ptx")) as f:
-        ptx = f.read()
-    function = driver.load(ptx, kernel)
+    function = driver.load(directory, kernel)
     values, outputs, buffers = [], [], []  # `buffers` keeps every device tensor alive for the launch
     for arg in plan["args"]:
         if arg["kind"] == "pointer":
@@ -72,15 +112,15 @@ def run_plan(driver, directory, plan):
             buffers.append(device)
             if "host" in arg:
                 outputs.append((arg["name"], initial, load_buffer(directory, arg["host"], arg["type"]), device))
-            values.append(ctypes.c_void_p(device.data_ptr()))
+            values.append(ptr(device))
         elif arg["kind"] == "i32":
-            values.append(ctypes.c_int32(int(arg["value"])))
+            values.append(i32(arg["value"]))
         elif arg["kind"] == "f32":
-            values.append(ctypes.c_float(float(arg["value"])))
+            values.append(f32(arg["value"]))
         else:
             raise RuntimeError(f"{kernel}: unsupported argument kind {arg['kind']}")
-    values += [ctypes.c_int32(g) for g in plan["grid"]]  # the grid size follows the user arguments
-    driver.launch(function, plan["grid"], block_size(ptx, kernel), values)
+    driver.prepare(function, plan["grid"], values)()
+    torch.cuda.synchronize()
 
     rows, passed = [], True
     for name, initial, host, device in outputs:
@@ -118,9 +158,7 @@ def bench_memory_bound(driver, directory, lines):
     Bytes moved over the median of 7 timing loops (CUDA events, 20 launches each, inputs
     of hundreds of MB so the 50 MB L2 cannot hold them)."""
     def kernel(name):
-        with open(os.path.join(directory, name + ".ptx")) as f:
-            ptx = f.read()
-        return driver.load(ptx, name), block_size(ptx, name)
+        return driver.load(directory, name)
 
     def median_ms(fn, loops=7, reps=20):
         times = []
@@ -134,39 +172,33 @@ def bench_memory_bound(driver, directory, lines):
             times.append(start.elapsed_time(end) / reps)
         return sorted(times)[len(times) // 2]
 
-    def launch(function, block, grid, values):
-        values = values + [ctypes.c_int32(g) for g in grid]
-        params = (ctypes.c_void_p * len(values))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p) for v in values])
-        driver.check(driver.lib.cuLaunchKernel(function, *grid, *block, 0, None, params, None), "cuLaunchKernel")
-
-    p = lambda t: ctypes.c_void_p(t.data_ptr())
-    i32 = ctypes.c_int32
+    launch = driver.prepare
     cases = []
     n = 1 << 26  # vector_add: 3 x 256 MB
     x, y, out = (torch.randn(n, device="cuda") for _ in range(3))
-    f, blk = kernel("vector_add")
+    f = kernel("vector_add")
     cases.append(("vector_add", f"N={n} f32", 3 * n * 4,
-                  lambda: launch(f, blk, ((n + 1023) // 1024, 1, 1), [p(x), p(y), p(out), i32(n)]),
+                  launch(f, ((n + 1023) // 1024, 1, 1), [ptr(x), ptr(y), ptr(out), i32(n)]),
                   lambda: torch.add(x, y, out=out)))
     rows, cols = 8192, 8192  # softmax: read + write 256 MB each
     sx, so = torch.randn(rows, cols, device="cuda"), torch.empty(rows, cols, device="cuda")
-    fs, bs = kernel("softmax")
+    fs = kernel("softmax")
     cases.append(("softmax", f"{rows}x{cols} f32", 2 * rows * cols * 4,
-                  lambda: launch(fs, bs, (rows, 1, 1), [p(sx), p(so), i32(cols), i32(cols)]),
+                  launch(fs, (rows, 1, 1), [ptr(sx), ptr(so), i32(cols), i32(cols)]),
                   lambda: torch.softmax(sx, dim=1)))
     hx = torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16)
     hw = torch.rand(cols, device="cuda", dtype=torch.bfloat16) + 0.5
     ho = torch.empty_like(hx)
-    fr, br = kernel("rmsnorm")
+    fr = kernel("rmsnorm")
     cases.append(("rmsnorm", f"{rows}x{cols} bf16", 2 * rows * cols * 2,
-                  lambda: launch(fr, br, (rows, 1, 1), [p(hx), i32(rows), i32(cols), i32(cols), p(hw), i32(cols),
-                                                         p(ho), i32(rows), i32(cols), i32(cols), ctypes.c_float(1e-6)]),
+                  launch(fr, (rows, 1, 1), [ptr(hx), i32(rows), i32(cols), i32(cols), ptr(hw), i32(cols),
+                                            ptr(ho), i32(rows), i32(cols), i32(cols), f32(1e-6)]),
                   lambda: torch.nn.functional.rms_norm(hx, (cols,), hw, 1e-6)))
     if os.path.exists(os.path.join(directory, "cumsum.ptx")):
         cx = torch.randint(-1000, 1000, (rows, cols), device="cuda", dtype=torch.int32)
         co, to = torch.empty_like(cx), torch.empty_like(cx)
-        fc, bc = kernel("cumsum")
-        ours = lambda: launch(fc, bc, (rows, 1, 1), [p(cx), p(co), i32(cols), i32(cols)])
+        fc = kernel("cumsum")
+        ours = launch(fc, (rows, 1, 1), [ptr(cx), ptr(co), i32(cols), i32(cols)])
         theirs = lambda: torch.cumsum(cx, dim=1, dtype=torch.int32, out=to)
         ours(); theirs(); torch.cuda.synchronize()
         if not torch.equal(co, to):  # exact in any order: i32 sums
@@ -191,9 +223,9 @@ def bench_memory_bound(driver, directory, lines):
     for name in ("gemm", "gemm_pipelined"):
         if not os.path.exists(os.path.join(directory, name + ".ptx")):
             continue
-        fg, bg = kernel(name)
-        ours = lambda: launch(fg, bg, ((m + 63) // 64, (n_ + 63) // 64, 1),
-                              [p(ga), p(gb), p(gc), i32(m), i32(n_), i32(k), i32(k), i32(n_), i32(n_)])
+        fg = kernel(name)
+        ours = launch(fg, ((m + 63) // 64, (n_ + 63) // 64, 1),
+                      [ptr(ga), ptr(gb), ptr(gc), i32(m), i32(n_), i32(k), i32(k), i32(n_), i32(n_)])
         gc.fill_(float("nan"))
         ours(); torch.cuda.synchronize()
         error = float(((gc - reference).abs() / reference.abs().clamp(min=1.0)).max())
@@ -207,9 +239,9 @@ def bench_memory_bound(driver, directory, lines):
         fw = (torch.rand(n_, k, device="cuda") * 2 - 1).to(torch.float8_e4m3fn)
         one = torch.ones((), device="cuda")
         reference = torch.matmul(fa.float(), fw.float().t())
-        f8, b8 = kernel("gemm_fp8")
-        ours = lambda: launch(f8, b8, ((m + 63) // 64, (n_ + 63) // 64, 1),
-                              [p(fa), p(fw), p(gc), i32(m), i32(n_), i32(k), i32(k), i32(k), i32(n_)])
+        f8 = kernel("gemm_fp8")
+        ours = launch(f8, ((m + 63) // 64, (n_ + 63) // 64, 1),
+                      [ptr(fa), ptr(fw), ptr(gc), i32(m), i32(n_), i32(k), i32(k), i32(k), i32(n_)])
         gc.fill_(float("nan"))
         ours(); torch.cuda.synchronize()
         error = float(((gc - reference).abs() / reference.abs().clamp(min=1.0)).max())
@@ -234,9 +266,10 @@ def interleaved_ms(median_ms, ours, theirs):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     directory = args[0] if args else "dist/sm_90"
-    driver = Driver()
+    driver = Driver(args[1] if len(args) > 1 else "build-runtime/lib/libwavetile_runtime.so")
     lines = [f"# Wavetile sm_90 examples vs host results\n",
-             f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}\n",
+             f"device: {torch.cuda.get_device_name()} (Wavetile target {driver.target}), torch {torch.__version__}\n",
+             "Loaded and launched through the Wavetile runtime (C API, libwavetile_runtime.so).\n",
              "| kernel | output | result | status |", "|---|---|---|---|"]
     failures = plans = 0
     for plan_file in sorted(p for p in os.listdir(directory) if p.endswith(".json")):

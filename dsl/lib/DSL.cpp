@@ -1185,7 +1185,8 @@ Pointer KernelBuilder::pointer(const std::string &name, DType element, Reach rea
   auto type = wavetile::tile::PtrType::get(owner->state().context, typeOf(element));
   mlir::BlockArgument arg = addArgument(owner->state(), name, type, loc);
   if (reach == Reach::within2GiB)
-    owner->state().kernel.setArgAttr(arg.getArgNumber(), "tile.within_2gib", owner->state().builder.getUnitAttr());
+    owner->state().kernel.setArgAttr(arg.getArgNumber(), wavetile::tile::TileDialect::kWithin2GiBAttrName,
+                                     owner->state().builder.getUnitAttr());
   p.handle = arg.getAsOpaquePointer();
   return p;
 }

@@ -49,6 +49,8 @@ const char *kUsage =
     "                     GPU:  llvm / llvm-ir (LLVM IR after O3) | asm (AMDGPU assembly or PTX)\n"
     "                           | hsaco (AMD code object, default for gfx*) | ptx (default for sm_*)\n"
     "      -o FILE        write the output to FILE instead of stdout\n"
+    "      --manifest FILE  with hsaco / ptx: also write the kernels' launch manifest (what the\n"
+    "                     runtime loads the code object with)\n"
     "  inspect FILE [--json]                  registers, LDS, spills, occupancy and an instruction\n"
     "                                         histogram of an hsaco or a PTX file\n"
     "  run NAME [--shape D0,D1,..] [--seed S] [--save DIR]\n"
@@ -77,7 +79,7 @@ std::optional<Options> parseOptions(int argc, char **argv, int first, std::strin
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--target" || arg == "--emit" || arg == "-o" || arg == "--example" || arg == "--shape" ||
-        arg == "--seed" || arg == "--save") {
+        arg == "--seed" || arg == "--save" || arg == "--manifest") {
       if (i + 1 >= argc) {
         *error = "option " + arg + " needs a value";
         return std::nullopt;
@@ -122,15 +124,20 @@ std::unique_ptr<Module> loadModule(const Options &options, std::string *error) {
   return module;
 }
 
+/// Writes `text` to the file given as `option`.
+bool writeFile(const Options &options, const std::string &option, const std::string &text) {
+  std::ofstream out(options.values.at(option), std::ios::binary);
+  out << text;
+  if (!out)
+    std::cerr << "wavetile: error: cannot write '" << options.values.at(option) << "'\n";
+  return bool(out);
+}
+
 /// Writes `output` to -o FILE or stdout.
 int writeOutput(const Options &options, const std::string &output) {
   if (options.values.count("-o")) {
-    std::ofstream out(options.values.at("-o"), std::ios::binary);
-    out << output;
-    if (!out) {
-      std::cerr << "wavetile: error: cannot write '" << options.values.at("-o") << "'\n";
+    if (!writeFile(options, "-o", output))
       return 1;
-    }
   } else {
     std::cout << output;
   }
@@ -172,6 +179,16 @@ int compileForGpu(const Options &options, const GpuTarget &target) {
   }
   if (emit == "tile")
     return writeOutput(options, module->str());
+  if (options.values.count("--manifest")) {
+    if (kind != GpuEmit::Binary)
+      return usageError("--manifest goes with --emit hsaco or ptx");
+    auto binary = wavetile::compileKernelsForGpu(*module, target, &error);
+    if (!binary) {
+      printError(error);
+      return 1;
+    }
+    return writeFile(options, "--manifest", printManifest(binary->manifest)) ? writeOutput(options, binary->image) : 1;
+  }
   auto output = wavetile::compileForGpu(*module, target, kind, &error);
   if (!output) {
     printError(error);

@@ -7,6 +7,7 @@
 #define WAVETILE_COMPILER_H
 
 #include "wavetile/Target/GPUTargets.h"
+#include "wavetile/runtime/Kernel.h"
 
 #include <array>
 #include <cstdint>
@@ -17,40 +18,6 @@
 #include <vector>
 
 namespace wavetile {
-
-/// Kinds of kernel arguments as the launcher passes them.
-enum class ArgKind { Pointer, I32, I64, F32, F64 };
-const char *argKindName(ArgKind kind);
-
-struct KernelParam {
-  std::string name;        // from the DSL, or "arg<i>"
-  ArgKind kind;
-  std::string elementType; // pointee type for pointers ("f32", "bf16", ...), else the scalar type
-};
-
-struct KernelSignature {
-  std::string name;
-  std::vector<KernelParam> params;
-};
-
-/// One argument value of a launch.
-struct KernelArg {
-  ArgKind kind;
-  union {
-    void *pointer;
-    int32_t i32;
-    int64_t i64;
-    float f32;
-    double f64;
-  };
-  std::string elementType; // for pointers: checked against the kernel when not empty
-
-  static KernelArg ptr(void *p, std::string elementType = {});
-  static KernelArg fromI32(int32_t v);
-  static KernelArg fromI64(int64_t v);
-  static KernelArg fromF32(float v);
-  static KernelArg fromF64(double v);
-};
 
 /// A module of tile kernels (owns its IR). Built by the DSL or parsed from text.
 class Module {
@@ -88,6 +55,14 @@ std::optional<std::string> lowerForHost(const Module &module, HostStage stage, s
 /// The result is LLVM IR, assembly (AMDGPU or PTX), or the binary (hsaco; PTX for NVIDIA).
 std::optional<std::string> compileForGpu(const Module &module, const GpuTarget &target, GpuEmit emit,
                                          std::string *error);
+
+/// A code object for a GPU target (hsaco for AMD, PTX for NVIDIA) and the manifest the
+/// runtime launches its tile kernels by.
+struct GpuBinary {
+  std::string image;
+  ModuleManifest manifest;
+};
+std::optional<GpuBinary> compileKernelsForGpu(const Module &module, const GpuTarget &target, std::string *error);
 
 /// How K loops of kernels with tile.num_stages are software-pipelined on the host: the way
 /// NVIDIA targets do it (async copies) or the way CDNA does it (tiles staged in registers),

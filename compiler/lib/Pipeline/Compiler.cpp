@@ -9,6 +9,8 @@
 #include "wavetile/Target/GPUCodegen.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
@@ -156,8 +158,10 @@ std::vector<KernelSignature> Module::kernels() const {
     for (unsigned i = 0; i < f.getNumArguments(); ++i) {
       auto nameAttr = f.getArgAttrOfType<mlir::StringAttr>(i, "tile.name");
       std::string name = nameAttr ? nameAttr.str() : "arg" + std::to_string(i);
-      if (auto param = paramOf(f.getArgumentTypes()[i], name))
+      if (auto param = paramOf(f.getArgumentTypes()[i], name)) {
+        param->within2GiB = bool(f.getArgAttr(i, tile::TileDialect::kWithin2GiBAttrName));
         signature.params.push_back(*param);
+      }
     }
     result.push_back(std::move(signature));
   });
@@ -218,11 +222,18 @@ std::optional<std::string> wavetile::lowerForHost(const Module &module, HostStag
   return text;
 }
 
-std::optional<std::string> wavetile::compileForGpu(const Module &module, const GpuTarget &target, GpuEmit emit,
-                                                   std::string *error) {
+namespace {
+/// A module lowered for a GPU target: the gpu.modules of the target's vendor.
+struct LoweredForGpu {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::vector<mlir::gpu::GPUModuleOp> gpuModules;
+};
+} // namespace
+
+static std::optional<LoweredForGpu> lowerForGpu(const Module &module, const GpuTarget &target, std::string *error) {
   mlir::MLIRContext *context = module.impl().context.get();
   DiagnosticCapture capture(context);
-  auto fail = [&]() -> std::optional<std::string> {
+  auto fail = [&]() -> std::optional<LoweredForGpu> {
     if (error && error->empty())
       *error = capture.take();
     return std::nullopt;
@@ -230,72 +241,80 @@ std::optional<std::string> wavetile::compileForGpu(const Module &module, const G
   if (mlir::failed(mlir::verify(module.impl().module.get())))
     return fail();
   registerPasses();
-  mlir::OwningOpRef<mlir::ModuleOp> copy(module.impl().module.get().clone());
+  LoweredForGpu lowered{mlir::OwningOpRef<mlir::ModuleOp>(module.impl().module.get().clone()), {}};
   mlir::PassManager pm(context);
   if (mlir::failed(buildGpuPipeline(pm, llvm::StringRef(target.name.data(), target.name.size()))) ||
-      mlir::failed(pm.run(*copy)))
+      mlir::failed(pm.run(*lowered.module)))
     return fail();
-  std::vector<mlir::gpu::GPUModuleOp> modules;
-  for (auto gpuModule : copy->getOps<mlir::gpu::GPUModuleOp>()) {
+  for (auto gpuModule : lowered.module->getOps<mlir::gpu::GPUModuleOp>()) {
     auto vendor = gpuModuleVendor(gpuModule, error);
     if (mlir::failed(vendor))
       return fail();
     if (*vendor == target.vendor)
-      modules.push_back(gpuModule);
+      lowered.gpuModules.push_back(gpuModule);
   }
-  if (modules.empty()) {
+  if (lowered.gpuModules.empty()) {
     if (error)
       *error = std::string("no tile kernel and no gpu.module with ") +
                (target.isAMD() ? "rocdl.kernel" : "nvvm.kernel") + " kernels to compile for " +
                std::string(target.name) + "\n";
     return std::nullopt;
   }
-  auto out = compileGpuModules(modules, target, emit, error);
+  return lowered;
+}
+
+std::optional<std::string> wavetile::compileForGpu(const Module &module, const GpuTarget &target, GpuEmit emit,
+                                                   std::string *error) {
+  auto lowered = lowerForGpu(module, target, error);
+  if (!lowered)
+    return std::nullopt;
+  auto out = compileGpuModules(lowered->gpuModules, target, emit, error);
   if (mlir::failed(out))
-    return fail();
+    return std::nullopt;
   return std::move(*out);
 }
 
-const char *wavetile::argKindName(ArgKind kind) {
-  switch (kind) {
-  case ArgKind::Pointer:
-    return "pointer";
-  case ArgKind::I32:
-    return "i32";
-  case ArgKind::I64:
-    return "i64";
-  case ArgKind::F32:
-    return "f32";
-  case ArgKind::F64:
-    return "f64";
+std::optional<GpuBinary> wavetile::compileKernelsForGpu(const Module &module, const GpuTarget &target,
+                                                        std::string *error) {
+  auto lowered = lowerForGpu(module, target, error);
+  if (!lowered)
+    return std::nullopt;
+  GpuBinary binary;
+  binary.manifest.target = std::string(target.name);
+  // The manifest describes the tile kernels: their signatures from the tile IR, block and
+  // shared sizes from the LLVM functions made of them (the workgroup globals they address).
+  for (const KernelSignature &signature : module.kernels()) {
+    KernelManifest kernel{signature};
+    bool found = false;
+    for (auto gpuModule : lowered->gpuModules) {
+      auto func = gpuModule.lookupSymbol<mlir::LLVM::LLVMFuncOp>(signature.name);
+      if (!func)
+        continue;
+      found = true;
+      if (auto block = func->getAttrOfType<mlir::DenseI32ArrayAttr>("gpu.known_block_size"))
+        for (int i = 0; i < 3 && i < int(block.size()); ++i)
+          kernel.block[i] = uint32_t(block[i]);
+      llvm::SmallPtrSet<mlir::Operation *, 4> counted;
+      func.walk([&](mlir::LLVM::AddressOfOp address) {
+        auto global = mlir::dyn_cast_or_null<mlir::LLVM::GlobalOp>(
+            mlir::SymbolTable::lookupSymbolIn(gpuModule, address.getGlobalNameAttr()));
+        if (global && global.getAddrSpace() == 3 && counted.insert(global).second)
+          if (auto array = mlir::dyn_cast<mlir::LLVM::LLVMArrayType>(global.getGlobalType()))
+            kernel.sharedBytes += uint32_t(array.getNumElements());
+      });
+    }
+    if (!found) {
+      if (error)
+        *error = "kernel '" + signature.name + "' has no GPU function after lowering\n";
+      return std::nullopt;
+    }
+    binary.manifest.kernels.push_back(std::move(kernel));
   }
-  return "?";
-}
-
-KernelArg KernelArg::ptr(void *p, std::string elementType) {
-  KernelArg a{ArgKind::Pointer, {}, std::move(elementType)};
-  a.pointer = p;
-  return a;
-}
-KernelArg KernelArg::fromI32(int32_t v) {
-  KernelArg a{ArgKind::I32, {}, {}};
-  a.i32 = v;
-  return a;
-}
-KernelArg KernelArg::fromI64(int64_t v) {
-  KernelArg a{ArgKind::I64, {}, {}};
-  a.i64 = v;
-  return a;
-}
-KernelArg KernelArg::fromF32(float v) {
-  KernelArg a{ArgKind::F32, {}, {}};
-  a.f32 = v;
-  return a;
-}
-KernelArg KernelArg::fromF64(double v) {
-  KernelArg a{ArgKind::F64, {}, {}};
-  a.f64 = v;
-  return a;
+  auto image = compileGpuModules(lowered->gpuModules, target, GpuEmit::Binary, error);
+  if (mlir::failed(image))
+    return std::nullopt;
+  binary.image = std::move(*image);
+  return binary;
 }
 
 /// f32 -> bf16 for the JIT: LLVM calls it when it narrows a bf16 value it carried in f32
@@ -397,21 +416,8 @@ bool HostExecutable::launch(std::string_view kernel, std::array<uint32_t, 3> gri
       signature = &k;
   if (!signature)
     return fail("no kernel named '" + std::string(kernel) + "' in this module");
-  if (args.size() != signature->params.size())
-    return fail("kernel '" + signature->name + "' takes " + std::to_string(signature->params.size()) +
-                " arguments, got " + std::to_string(args.size()));
-  for (size_t i = 0; i < args.size(); ++i) {
-    const KernelParam &param = signature->params[i];
-    if (args[i].kind != param.kind)
-      return fail("argument " + std::to_string(i) + " ('" + param.name + "') of '" + signature->name +
-                  "' must be " + argKindName(param.kind) + ", got " + argKindName(args[i].kind));
-    if (param.kind == ArgKind::Pointer && !args[i].elementType.empty() && args[i].elementType != param.elementType)
-      return fail("argument " + std::to_string(i) + " ('" + param.name + "') of '" + signature->name +
-                  "' points to " + param.elementType + ", got a buffer of " + args[i].elementType);
-  }
-  for (uint32_t g : grid)
-    if (g == 0 || g > uint32_t(INT32_MAX))
-      return fail("grid dimensions must be in [1, 2^31), got " + std::to_string(g));
+  if (!checkLaunch(*signature, grid, args.data(), args.size(), error))
+    return false;
   std::vector<void *> packed;
   for (const KernelArg &arg : args)
     packed.push_back(const_cast<void *>(static_cast<const void *>(&arg.pointer)));

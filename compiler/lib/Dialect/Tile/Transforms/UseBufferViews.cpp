@@ -21,8 +21,6 @@ using namespace wavetile::tile;
 
 namespace {
 
-constexpr llvm::StringLiteral kWithin2GiB = "tile.within_2gib";
-
 /// Elements of `element` that fit below 2^31 - 1 bytes, or 0 when elements are not whole bytes.
 int64_t elementsWithin2GiB(Type element) {
   unsigned bits = element.getIntOrFloatBitWidth();
@@ -41,7 +39,7 @@ struct UseBufferViews : wavetile::tile::impl::TileUseBufferViewsBase<UseBufferVi
     OpBuilder entry = OpBuilder::atBlockBegin(&kernel.getBody().front());
     auto viewOf = [&](Value base, Value offsets) -> Value {
       auto arg = dyn_cast<BlockArgument>(base);
-      if (!arg || arg.getOwner() != &kernel.getBody().front() || !kernel.getArgAttr(arg.getArgNumber(), kWithin2GiB) ||
+      if (!arg || arg.getOwner() != &kernel.getBody().front() || !kernel.getArgAttr(arg.getArgNumber(), TileDialect::kWithin2GiBAttrName) ||
           !cast<RankedTensorType>(offsets.getType()).getElementType().isInteger(32))
         return {};
       Type element = cast<PtrType>(base.getType()).getElementType();

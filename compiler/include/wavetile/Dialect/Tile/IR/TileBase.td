@@ -31,6 +31,9 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kWarpSizeAttrName = "tile.warp_size";
     /// Dictionary of integer compile-time parameters a kernel was specialized with.
     static constexpr ::llvm::StringLiteral kParamsAttrName = "tile.params";
+    /// Unit attribute on a pointer argument: the kernel touches nothing 2^31 - 1 bytes or
+    /// more past it (tile-use-buffer-views addresses it through a buffer view).
+    static constexpr ::llvm::StringLiteral kWithin2GiBAttrName = "tile.within_2gib";
   }];
 }
 
