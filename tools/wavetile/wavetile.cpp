@@ -12,6 +12,7 @@
 #include "Examples.h"
 
 #include "wavetile/Compiler.h"
+#include "wavetile/Jit.h"
 #include "wavetile/Target/GPUTargets.h"
 
 #include <chrono>
@@ -51,6 +52,11 @@ const char *kUsage =
     "      -o FILE        write the output to FILE instead of stdout\n"
     "      --manifest FILE  with hsaco / ptx: also write the kernels' launch manifest (what the\n"
     "                     runtime loads the code object with)\n"
+    "  jit FILE.mlir | --example NAME --target T [-o FILE] [--manifest FILE]\n"
+    "                                         compile for a GPU target through the JIT cache and\n"
+    "                                         say where the code object came from and how long it\n"
+    "                                         took (WAVETILE_CACHE_DIR, WAVETILE_CACHE=0,\n"
+    "                                         WAVETILE_DUMP_IR=DIR)\n"
     "  inspect FILE [--json]                  registers, LDS, spills, occupancy and an instruction\n"
     "                                         histogram of an hsaco or a PTX file\n"
     "  run NAME [--shape D0,D1,..] [--seed S] [--save DIR]\n"
@@ -195,6 +201,37 @@ int compileForGpu(const Options &options, const GpuTarget &target) {
     return 1;
   }
   return writeOutput(options, *output);
+}
+
+/// jit: one compile through the cache, reporting its source and time.
+int jitCommand(const Options &options) {
+  if (!options.values.count("--target"))
+    return usageError("jit needs --target");
+  auto target = lookupGpuTarget(options.values.at("--target"));
+  if (!target)
+    return usageError("unknown target '" + options.values.at("--target") + "'; known targets: " +
+                      gpuTargetNameList());
+  std::string error;
+  auto module = loadModule(options, &error);
+  if (!module) {
+    printError(error);
+    return 1;
+  }
+  Jit jit(JitOptions::fromEnvironment(std::string(target->name)));
+  auto result = jit.compile(*module, &error);
+  if (!result) {
+    printError(error);
+    return 1;
+  }
+  std::string kernels;
+  for (const KernelManifest &k : result->binary->manifest.kernels)
+    kernels += (kernels.empty() ? "" : ",") + k.signature.name;
+  std::printf("%s %s: %s in %.4f s (key %s)\n", kernels.c_str(), std::string(target->name).c_str(),
+              result->source == Jit::Source::Compiled ? "compiled" : "read from the disk cache", result->seconds,
+              result->key.substr(0, 16).c_str());
+  if (options.values.count("--manifest") && !writeFile(options, "--manifest", printManifest(result->binary->manifest)))
+    return 1;
+  return options.values.count("-o") ? writeOutput(options, result->binary->image) : 0;
 }
 
 int compileCommand(const Options &options) {
@@ -374,6 +411,8 @@ int main(int argc, char **argv) {
   }
   if (command == "compile")
     return compileCommand(*options);
+  if (command == "jit")
+    return jitCommand(*options);
   if (command == "run")
     return runCommand(*options);
   if (command == "demo")

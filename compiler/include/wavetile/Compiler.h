@@ -62,7 +62,10 @@ struct GpuBinary {
   std::string image;
   ModuleManifest manifest;
 };
-std::optional<GpuBinary> compileKernelsForGpu(const Module &module, const GpuTarget &target, std::string *error);
+/// With `dumpDirectory`, also writes every stage there: the tile IR, the IR after each pass
+/// that changed it, the LLVM IR after O3, the assembly, the code object and the manifest.
+std::optional<GpuBinary> compileKernelsForGpu(const Module &module, const GpuTarget &target, std::string *error,
+                                              const std::optional<std::string> &dumpDirectory = std::nullopt);
 
 /// How K loops of kernels with tile.num_stages are software-pipelined on the host: the way
 /// NVIDIA targets do it (async copies) or the way CDNA does it (tiles staged in registers),

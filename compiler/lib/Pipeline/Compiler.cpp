@@ -20,6 +20,7 @@
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
@@ -230,7 +231,19 @@ struct LoweredForGpu {
 };
 } // namespace
 
-static std::optional<LoweredForGpu> lowerForGpu(const Module &module, const GpuTarget &target, std::string *error) {
+/// Writes `text` to `path`; false with the reason in *error when it cannot.
+static bool writeDumpFile(const std::string &path, llvm::StringRef text, std::string *error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (!ec)
+    out << text;
+  if (ec && error)
+    *error = "cannot write '" + path + "': " + ec.message() + "\n";
+  return !ec;
+}
+
+static std::optional<LoweredForGpu> lowerForGpu(const Module &module, const GpuTarget &target, std::string *error,
+                                                const std::optional<std::string> &dumpDirectory = std::nullopt) {
   mlir::MLIRContext *context = module.impl().context.get();
   DiagnosticCapture capture(context);
   auto fail = [&]() -> std::optional<LoweredForGpu> {
@@ -243,8 +256,27 @@ static std::optional<LoweredForGpu> lowerForGpu(const Module &module, const GpuT
   registerPasses();
   LoweredForGpu lowered{mlir::OwningOpRef<mlir::ModuleOp>(module.impl().module.get().clone()), {}};
   mlir::PassManager pm(context);
-  if (mlir::failed(buildGpuPipeline(pm, llvm::StringRef(target.name.data(), target.name.size()))) ||
-      mlir::failed(pm.run(*lowered.module)))
+  if (dumpDirectory) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(*dumpDirectory)) {
+      if (error)
+        *error = "cannot create the dump directory '" + *dumpDirectory + "': " + ec.message() + "\n";
+      return std::nullopt;
+    }
+    if (!writeDumpFile(*dumpDirectory + "/0-tile.mlir", module.str(/*withLocations=*/true), error))
+      return std::nullopt;
+    // One file per pass that changed the IR, in pipeline order (IR printing needs the
+    // passes to run one at a time).
+    context->disableMultithreading();
+    pm.enableIRPrintingToFileTree([](mlir::Pass *, mlir::Operation *) { return false; },
+                                  [](mlir::Pass *, mlir::Operation *) { return true; },
+                                  /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/true,
+                                  /*printAfterOnlyOnFailure=*/false, *dumpDirectory + "/passes");
+  }
+  bool loweredOk = mlir::succeeded(buildGpuPipeline(pm, llvm::StringRef(target.name.data(), target.name.size()))) &&
+                    mlir::succeeded(pm.run(*lowered.module));
+  if (dumpDirectory)
+    context->enableMultithreading();
+  if (!loweredOk)
     return fail();
   for (auto gpuModule : lowered.module->getOps<mlir::gpu::GPUModuleOp>()) {
     auto vendor = gpuModuleVendor(gpuModule, error);
@@ -275,8 +307,9 @@ std::optional<std::string> wavetile::compileForGpu(const Module &module, const G
 }
 
 std::optional<GpuBinary> wavetile::compileKernelsForGpu(const Module &module, const GpuTarget &target,
-                                                        std::string *error) {
-  auto lowered = lowerForGpu(module, target, error);
+                                                        std::string *error,
+                                                        const std::optional<std::string> &dumpDirectory) {
+  auto lowered = lowerForGpu(module, target, error, dumpDirectory);
   if (!lowered)
     return std::nullopt;
   GpuBinary binary;
@@ -314,6 +347,24 @@ std::optional<GpuBinary> wavetile::compileKernelsForGpu(const Module &module, co
   if (mlir::failed(image))
     return std::nullopt;
   binary.image = std::move(*image);
+  if (dumpDirectory) {
+    const std::string &dir = *dumpDirectory;
+    std::string extension = target.isAMD() ? ".hsaco" : ".ptx";
+    auto llvmIR = compileGpuModules(lowered->gpuModules, target, GpuEmit::LLVMIR, error);
+    auto assembly = target.isAMD() ? compileGpuModules(lowered->gpuModules, target, GpuEmit::Assembly, error)
+                                   : mlir::FailureOr<std::string>(binary.image);
+    if (mlir::failed(llvmIR) || mlir::failed(assembly))
+      return std::nullopt;
+    std::string loweredText;
+    llvm::raw_string_ostream os(loweredText);
+    lowered->module->print(os);
+    if (!writeDumpFile(dir + "/1-lowered.mlir", loweredText, error) ||
+        !writeDumpFile(dir + "/2-optimized.ll", *llvmIR, error) ||
+        !writeDumpFile(dir + "/3-isa.s", *assembly, error) ||
+        !writeDumpFile(dir + "/kernel" + extension, binary.image, error) ||
+        !writeDumpFile(dir + "/kernel.manifest", printManifest(binary.manifest), error))
+      return std::nullopt;
+  }
   return binary;
 }
 
