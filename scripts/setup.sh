@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache git python3
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22 liblld-22-dev
   libgtest-dev
+  python3-dev pybind11-dev python3-numpy python3-pytest
 )
 
 missing=()

@@ -30,6 +30,22 @@ struct ModuleBuilder::State {
   bool failed = false;
 };
 
+namespace wavetile::dsl {
+struct SourceOverrideAccess {
+  static thread_local const SourceOverride *current;
+  static const std::string &file(const SourceOverride &o) { return o.file; }
+  static unsigned line(const SourceOverride &o) { return o.line; }
+  static unsigned column(const SourceOverride &o) { return o.column; }
+};
+thread_local const SourceOverride *SourceOverrideAccess::current = nullptr;
+} // namespace wavetile::dsl
+
+SourceOverride::SourceOverride(std::string file, unsigned line, unsigned column)
+    : file(std::move(file)), line(line), column(column), outer(SourceOverrideAccess::current) {
+  SourceOverrideAccess::current = this;
+}
+SourceOverride::~SourceOverride() { SourceOverrideAccess::current = outer; }
+
 namespace {
 thread_local ModuleBuilder::State *current = nullptr;
 
@@ -45,6 +61,9 @@ ModuleBuilder::State &state() {
 OpBuilder &b() { return state().builder; }
 
 mlir::Location locOf(const SourceLoc &loc) {
+  if (const SourceOverride *o = SourceOverrideAccess::current)
+    return mlir::FileLineColLoc::get(state().context, SourceOverrideAccess::file(*o), SourceOverrideAccess::line(*o),
+                                     SourceOverrideAccess::column(*o));
   return mlir::FileLineColLoc::get(state().context, loc.file_name(), loc.line(), loc.column());
 }
 

@@ -35,6 +35,10 @@ public:
   bool verify(std::string *error) const;
   /// The tile IR as text (with source locations when `withLocations`).
   std::string str(bool withLocations = false) const;
+  /// The tile IR as text with each block's operations in an order that depends only on their
+  /// structure and dependencies, not on the order they were built in: equal for the same
+  /// kernel written in the C++ and the Python DSL.
+  std::string canonicalStr() const;
   std::vector<KernelSignature> kernels() const;
 
   Impl &impl() { return *impl_; }

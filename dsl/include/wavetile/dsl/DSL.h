@@ -238,6 +238,23 @@ std::vector<Value> ifThenElse(Operand condition, const std::function<std::vector
                               const std::function<std::vector<Value>()> &otherwise,
                               SourceLoc loc = SourceLoc::current());
 
+/// While alive, operations built on this thread carry `file:line:col` instead of their C++
+/// caller's location, so front ends in other languages (the Python DSL) point IR locations and
+/// diagnostics at their own source. Nests; the innermost wins.
+class SourceOverride {
+public:
+  SourceOverride(std::string file, unsigned line, unsigned column);
+  ~SourceOverride();
+  SourceOverride(const SourceOverride &) = delete;
+  SourceOverride &operator=(const SourceOverride &) = delete;
+
+private:
+  std::string file;
+  unsigned line, column;
+  const SourceOverride *outer;
+  friend struct SourceOverrideAccess;
+};
+
 /// Distributed layouts an expert can pin on a tile with `withLayout`.
 struct Layout {
   std::string text; // the attribute, e.g. "#tile.blocked<sizePerThread = [4], ...>"

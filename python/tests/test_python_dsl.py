@@ -1,0 +1,167 @@
+"""The Python DSL: the IR it builds, diagnostics, and kernels run on the host JIT."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import wavetile as wt
+import kernels
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WAVETILE = os.environ.get("WAVETILE_BIN", os.path.join(os.path.dirname(wt.__file__), "..", "..", "bin", "wavetile"))
+
+
+def cpp_example(name):
+    """The C++ example's module, parsed back from `wavetile compile --emit tile`."""
+    text = subprocess.run([WAVETILE, "compile", "--example", name, "--emit", "tile"], check=True,
+                          capture_output=True, text=True).stdout
+    return wt.Module.parse(text, name)
+
+
+@pytest.mark.parametrize("name,within", [("vector_add", (True, True, True)), ("softmax", (True, True)),
+                                         ("gemm", (False, False, True))])
+def test_python_and_cpp_build_the_same_ir(name, within):
+    python = getattr(kernels, name).module(within_2gib=within)
+    cpp = cpp_example(name)
+    assert python.canonical_str() == cpp.canonical_str()
+    # Not trivially: a different constant is a different kernel.
+    other = kernels.scale_rows.module({"BLOCK": 64})
+    assert other.canonical_str() != cpp.canonical_str()
+
+
+def test_locations_point_at_the_python_source():
+    text = kernels.vector_add.ir(with_locations=True)
+    line = next(i for i, l in enumerate(open(os.path.join(HERE, "kernels.py")), 1) if "in_bounds = offsets < n" in l)
+    assert f'kernels.py":{line}:' in text
+
+
+def rng():
+    return np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
+
+
+def test_vector_add_on_the_host():
+    n = 70001  # a tail
+    r = rng()
+    x, y = r.standard_normal(n).astype(np.float32), r.standard_normal(n).astype(np.float32)
+    out = np.full(n + 5, np.nan, np.float32)  # poisoned, with guard elements past n
+    kernels.vector_add[(wt.cdiv(n, kernels.ADD_BLOCK),)](x, y, out, n)
+    np.testing.assert_array_equal(out[:n], x + y)
+    assert np.isnan(out[n:]).all()
+
+
+def test_softmax_on_the_host():
+    rows, cols, stride = 5, 3001, 3008
+    r = rng()
+    x = r.standard_normal((rows, stride)).astype(np.float32) * 4
+    out = np.full((rows, stride), np.nan, np.float32)
+    kernels.softmax[(rows,)](x, out, cols, stride)
+    reference = np.exp(x[:, :cols].astype(np.float64) - x[:, :cols].max(axis=1, keepdims=True))
+    reference /= reference.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(out[:, :cols], reference, rtol=2e-5, atol=1e-12)
+    assert np.isnan(out[:, cols:]).all()
+
+
+def test_tiled_gemm_on_the_host():
+    m, n, k = 70, 45, 161
+    lda, ldb, ldc = k + 1, n + 2, n + 3
+    r = rng()
+    a = wt.host.to_bf16(r.standard_normal((m, lda)).astype(np.float32))
+    b = wt.host.to_bf16(r.standard_normal((k, ldb)).astype(np.float32))
+    c = np.full((m, ldc), np.nan, np.float32)
+    grid = (wt.cdiv(m, kernels.TILE_M), wt.cdiv(n, kernels.TILE_N))
+    kernels.gemm[grid](a, b, c, m, n, k, lda, ldb, ldc)
+    af, bf = wt.host.from_bf16(a)[:, :k].astype(np.float64), wt.host.from_bf16(b)[:, :n].astype(np.float64)
+    reference = af @ bf
+    bound = np.abs(af) @ np.abs(bf) * k * np.finfo(np.float32).eps  # f32 summation error bound
+    assert (np.abs(c[:, :n] - reference) <= bound).all()
+    assert np.isnan(c[:, n:]).all()
+
+
+def test_control_flow_on_the_host():
+    n, rows, threshold = 50, 6, 2
+    x = rng().standard_normal((rows, n)).astype(np.float32)
+    out = np.full((rows, n), np.nan, np.float32)
+    kernels.scale_rows[(rows,)](x, out, n, threshold, BLOCK=64)
+    expected = np.where(np.arange(rows)[:, None] < threshold, x * 2, x + 1) + 2 * 0.5 + (0 + 1 + 2)
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+    # Another constexpr is another specialization.
+    kernels.scale_rows[(rows,)](x, out, n, threshold, BLOCK=64, REPEAT=0)
+    np.testing.assert_allclose(out, expected - 1.0, rtol=1e-6)
+
+
+def test_diagnostics_name_the_python_line():
+    @wt.kernel
+    def mixed(x: wt.pointer[wt.f32], y: wt.pointer[wt.bf16]):
+        a = wt.load(x, wt.arange(0, 16))
+        b = wt.load(y, wt.arange(0, 16))
+        wt.store(x, wt.arange(0, 16), a + b)
+
+    with pytest.raises(wt.CompilationError) as error:
+        mixed.module()
+    line = mixed.function.source.line_offset + 5  # the line with `a + b`
+    assert f"test_python_dsl.py:{line}:" in str(error.value)
+    assert "f32" in str(error.value) and "bf16" in str(error.value)
+
+
+def test_unsupported_syntax_is_an_error_at_its_line():
+    @wt.kernel
+    def looping(x: wt.pointer[wt.f32], n: wt.i32):
+        i = n
+        while i > 0:
+            i = i - 1
+
+    with pytest.raises(wt.CompilationError, match=r"test_python_dsl.py:\d+:\d+: error: while loops"):
+        looping.module()
+
+    @wt.kernel
+    def unknown(x: wt.pointer[wt.f32]):
+        wt.store(x, wt.arange(0, 16), undefined_name)  # noqa: F821
+
+    with pytest.raises(wt.CompilationError, match="name 'undefined_name' is not defined"):
+        unknown.module()
+
+    with pytest.raises(wt.CompilationError, match="needs an annotation"):
+        @wt.kernel
+        def bare(x):
+            pass
+
+
+def test_launch_errors_name_the_argument():
+    x = np.zeros(16, np.float32)
+    with pytest.raises(wt.LaunchError, match="takes 4 runtime arguments"):
+        kernels.vector_add[(1,)](x, x, x)
+    with pytest.raises(wt.LaunchError, match="argument 'y' of 'vector_add' points to f32, got a tensor of int32"):
+        kernels.vector_add[(1,)](x, np.zeros(16, np.int32), x, 16)
+    with pytest.raises(wt.LaunchError, match="has no constexpr named NOPE"):
+        kernels.vector_add[(1,)](x, x, x, 16, NOPE=1)
+    with pytest.raises(wt.LaunchError, match="grid dimensions"):
+        kernels.vector_add[(0,)](x, x, x, 16)
+    with pytest.raises(wt.LaunchError, match=r"argument 3 \('n'\) of 'vector_add' must be i32"):
+        kernels.vector_add[(1,)](x, x, x, "16")
+
+
+def test_host_formats():
+    f = np.array([1.0, 1.00390625, 1.01171875, -2.5, np.inf, 3.0e38], np.float32)
+    bits = wt.host.to_bf16(f)
+    assert list(bits) == [0x3F80, 0x3F80, 0x3F82, 0xC020, 0x7F80, 0x7F62]  # ties to even
+    np.testing.assert_array_equal(wt.host.from_bf16(bits)[:4], [1.0, 1.0, 1.015625, -2.5])
+    assert np.isnan(wt.host.from_bf16(wt.host.to_bf16(np.array([np.nan], np.float32))))[0]
+
+    e4m3 = wt.host.to_fp8_e4m3fn(np.array([1.0, 448.0, 460.0, 470.0, -0.001953125, 0.0009765625, 1.0625]))
+    # 460 rounds to 448; 470 is past the last step (464) and overflows to NaN; 2^-9 is the
+    # smallest subnormal; 2^-10 ties to 0 (even); 1.0625 ties to 1.0 (even).
+    assert list(e4m3) == [0x38, 0x7E, 0x7E, 0x7F, 0x81, 0x00, 0x38]
+    assert wt.host.to_fp8_e4m3fn(np.array([470.0]), saturate=True)[0] == 0x7E
+    codes = np.arange(256, dtype=np.uint8)
+    decoded = wt.host.from_fp8_e4m3fn(codes)
+    finite = ~np.isnan(decoded)
+    assert (~finite).sum() == 2  # 0x7F and 0xFF
+    np.testing.assert_array_equal(wt.host.to_fp8_e4m3fn(decoded[finite])[decoded[finite] != 0],
+                                  codes[finite][decoded[finite] != 0])
+
+    fp4 = wt.host.to_fp4_e2m1(np.array([0.25, 5.0, 7.0, -1.5, 100.0]))
+    assert list(wt.host.from_fp4_e2m1(fp4)) == [0.0, 4.0, 6.0, -1.5, 6.0]
+    packed = wt.host.pack_fp4(np.array([[1, 2, 3, 4]], np.uint8))
+    assert packed.tolist() == [[0x21, 0x43]]
+    np.testing.assert_array_equal(wt.host.unpack_fp4(packed), [[1, 2, 3, 4]])

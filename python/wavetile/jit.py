@@ -1,0 +1,158 @@
+"""``@wavetile.kernel``: specialize, compile (cached) and launch.
+
+``kernel[grid](*args, CONST=value, stream=None)`` launches on the arguments' device:
+
+- torch tensors on a CUDA device run on the GPU through the runtime (the target comes from
+  the device, or ``WAVETILE_TARGET``), on ``stream`` or torch's current stream, without
+  waiting;
+- numpy arrays (anything exporting DLPack on the CPU) run on the host JIT, synchronously.
+
+A launch specializes the kernel on its constexpr values and, for each pointer, on whether
+the tensor is under 2 GiB (AMD then addresses it through buffer resources). Each
+specialization is built once per process; GPU code objects also go through the disk cache.
+"""
+import sys
+
+from . import _wavetile as _C
+from . import language
+from .frontend import CompilationError, KernelFunction
+
+LaunchError = _C.LaunchError
+_TWO_GIB = 1 << 31
+
+_TORCH_DTYPES = {"torch.float32": language.f32, "torch.float16": language.f16, "torch.bfloat16": language.bf16,
+                 "torch.float64": language.f64, "torch.int32": language.i32, "torch.int64": language.i64,
+                 "torch.int8": language.i8, "torch.int16": language.i16, "torch.uint8": language.i8,
+                 "torch.bool": language.i1, "torch.float8_e4m3fn": language.float8_e4m3fn,
+                 "torch.float8_e5m2": language.float8_e5m2, "torch.float8_e4m3fnuz": language.float8_e4m3fnuz,
+                 "torch.float8_e5m2fnuz": language.float8_e5m2fnuz}
+_NUMPY_DTYPES = {"float32": language.f32, "float16": language.f16, "float64": language.f64, "int32": language.i32,
+                 "int64": language.i64, "int8": language.i8, "int16": language.i16, "uint8": language.i8,
+                 "uint16": language.i16, "bool": language.i1}
+
+
+def _dtype_of(tensor):
+    """The wavetile dtype of a tensor's elements (bf16 and fp8 data in numpy travel as
+    uint16 / uint8 and match any dtype of that width)."""
+    name = str(tensor.dtype)
+    return _TORCH_DTYPES.get(name) or _NUMPY_DTYPES.get(name)
+
+
+def _nbytes(tensor):
+    nbytes = getattr(tensor, "nbytes", None)
+    return nbytes if nbytes is not None else tensor.numel() * tensor.element_size()
+
+
+class _Device:
+    """The process's GPU, opened on first use."""
+    device = None
+    jit = None
+
+    @classmethod
+    def get(cls):
+        if cls.device is None:
+            cls.device = _C.Device.open(0)
+            cls.jit = _C.Jit(cls.device.target)
+        return cls
+
+
+def _current_stream():
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return 0
+    return torch._C._cuda_getCurrentRawStream(torch.cuda.current_device())
+
+
+class Kernel:
+    """A ``@wavetile.kernel`` function: ``kernel[grid](...)`` launches it, ``kernel.ir(...)``
+    shows its tile IR for a specialization."""
+
+    def __init__(self, fn, num_warps=4, num_stages=1):
+        self.function = KernelFunction(fn)
+        self.num_warps, self.num_stages = num_warps, num_stages
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self._pointer_slots = [i for i, (_, a) in enumerate(self.function.runtime_params)
+                               if isinstance(a, language._PointerType)]
+        self._specializations = {}
+
+    def module(self, constants=None, within_2gib=(), num_warps=None, num_stages=None):
+        """The compiled tile module for constexpr `constants` (defaults filled in)."""
+        values = {}
+        for name, default in self.function.constexpr_params:
+            if constants and name in constants:
+                values[name] = constants[name]
+            elif default is not None:
+                values[name] = default
+            else:
+                raise CompilationError(f"{self.function.source.file}: error: constexpr '{name}' of "
+                                       f"'{self.__name__}' needs a value")
+        return self.function.build(values, within_2gib, num_warps or self.num_warps,
+                                   num_stages or self.num_stages)
+
+    def ir(self, with_locations=False, **constants):
+        return self.module(constants).str(with_locations)
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.launch(grid, args, kwargs)
+
+    def launch(self, grid, args, kwargs):
+        stream = kwargs.pop("stream", None)
+        num_warps = kwargs.pop("num_warps", self.num_warps)
+        num_stages = kwargs.pop("num_stages", self.num_stages)
+        pointers = [args[i] for i in self._pointer_slots] if len(args) == len(self.function.runtime_params) else None
+        if pointers is None:
+            raise LaunchError(f"'{self.__name__}' takes {len(self.function.runtime_params)} runtime arguments "
+                              f"({', '.join(n for n, _ in self.function.runtime_params)}), got {len(args)}")
+        within = tuple(_nbytes(p) < _TWO_GIB if hasattr(p, "dtype") else False for p in pointers)
+        key = (tuple(str(getattr(p, "dtype", "")) for p in pointers), within, tuple(sorted(kwargs.items())),
+               num_warps, num_stages)
+        entry = self._specializations.get(key)
+        if entry is None:
+            entry = self._specialize(pointers, within, kwargs, num_warps, num_stages)
+            self._specializations[key] = entry
+        if callable(grid):
+            grid = grid(kwargs)
+        if isinstance(grid, int):
+            grid = (grid,)
+        on_gpu, launcher = entry
+        if on_gpu:
+            if stream is None:
+                stream = _current_stream()
+            elif not isinstance(stream, int):
+                stream = stream.cuda_stream
+            launcher.launch(grid, args, stream)
+        else:
+            launcher.launch(self.__name__, grid, args)
+
+    def _specialize(self, pointers, within, constants, num_warps, num_stages):
+        on_gpu = [bool(getattr(p, "is_cuda", False)) for p in pointers]
+        if any(on_gpu) and not all(on_gpu):
+            raise LaunchError(f"'{self.__name__}': every tensor must be on the same device (some are on the "
+                              "GPU, some on the host)")
+        params = [a for _, a in self.function.runtime_params if isinstance(a, language._PointerType)]
+        names = [n for n, a in self.function.runtime_params if isinstance(a, language._PointerType)]
+        for name, annotation, tensor in zip(names, params, pointers):
+            dtype = _dtype_of(tensor) if hasattr(tensor, "dtype") else None
+            if dtype is None:
+                continue  # an address given as an int: nothing to check
+            if _C.bit_width(dtype) != _C.bit_width(annotation.dtype) or (
+                    dtype != annotation.dtype and str(tensor.dtype) not in ("uint8", "uint16", "int8", "int16")):
+                raise LaunchError(f"argument '{name}' of '{self.__name__}' points to "
+                                  f"{_C.dtype_name(annotation.dtype)}, got a tensor of {tensor.dtype}")
+        unknown = set(constants) - {n for n, _ in self.function.constexpr_params}
+        if unknown:
+            raise LaunchError(f"'{self.__name__}' has no constexpr named {', '.join(sorted(unknown))}")
+        module = self.module(constants, within, num_warps, num_stages)
+        if pointers and all(on_gpu):
+            device = _Device.get()
+            image, manifest, _, _ = device.jit.compile(module)
+            return True, device.device.load(image, manifest, self.__name__)
+        return False, _C.HostExecutable.compile(module)
+
+
+def kernel(fn=None, *, num_warps=4, num_stages=1):
+    """Marks a function as a Wavetile kernel (see the module docstring)."""
+    if fn is None:
+        return lambda f: Kernel(f, num_warps, num_stages)
+    return Kernel(fn, num_warps, num_stages)
