@@ -1043,6 +1043,46 @@ static Value scalarCondition(const Operand &condition, const SourceLoc &loc) {
   return c;
 }
 
+std::vector<Value> wavetile::dsl::whileLoop(const std::vector<Value> &carried, const WhileCondition &condition,
+                                            const WhileBody &body, SourceLoc loc) {
+  llvm::SmallVector<mlir::Value> init;
+  llvm::SmallVector<mlir::Type> types;
+  llvm::SmallVector<mlir::Location> locs;
+  for (const Value &v : carried) {
+    if (!v.valid())
+      return carried;
+    init.push_back(unwrap(v));
+    types.push_back(unwrap(v).getType());
+  }
+  mlir::Location l = locOf(loc);
+  locs.assign(types.size(), l);
+  auto loop = mlir::scf::WhileOp::create(b(), l, types, init);
+  OpBuilder::InsertionGuard guard(b());
+  auto argsOf = [](mlir::Block *block) {
+    std::vector<Value> args;
+    for (mlir::Value arg : block->getArguments())
+      args.push_back(wrap(arg));
+    return args;
+  };
+  // Before: evaluate the condition on the carried values and pass them on unchanged.
+  mlir::Block *before = b().createBlock(&loop.getBefore(), {}, types, locs);
+  Value c = scalarCondition(condition(argsOf(before)), loc);
+  b().setInsertionPointToEnd(before);
+  if (!c.valid()) // keep the IR whole; the failure is already reported
+    c = wrap(mlir::arith::ConstantIntOp::create(b(), l, 0, 1));
+  mlir::scf::ConditionOp::create(b(), l, unwrap(c), before->getArguments());
+  // After: the body, yielding the next carried values.
+  mlir::Block *after = b().createBlock(&loop.getAfter(), {}, types, locs);
+  std::vector<Value> next = body(argsOf(after));
+  auto yielded = checkedYield(next, mlir::TypeRange(types), after->getArguments(), loc, "the while body");
+  b().setInsertionPointToEnd(after);
+  mlir::scf::YieldOp::create(b(), l, yielded);
+  std::vector<Value> results;
+  for (mlir::Value r : loop.getResults())
+    results.push_back(wrap(r));
+  return results;
+}
+
 void wavetile::dsl::ifThen(Operand condition, const std::function<void()> &then, SourceLoc loc) {
   Value c = scalarCondition(condition, loc);
   if (!c.valid())

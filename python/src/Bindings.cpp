@@ -88,10 +88,16 @@ void *addressOf(const py::handle &h, uint64_t *extent) {
   *extent = 0;
   if (py::isinstance<py::int_>(h))
     return reinterpret_cast<void *>(h.cast<uintptr_t>());
-  if (py::hasattr(h, "data_ptr")) { // torch: the fast path
-    *extent = h.attr("numel")().cast<uint64_t>() * h.attr("element_size")().cast<uint64_t>();
-    return reinterpret_cast<void *>(h.attr("data_ptr")().cast<uintptr_t>());
+  // torch: the fast path, one attribute lookup and one call. The extent stays unknown: the
+  // launcher chose the specialization (2 GiB promise or not) from the tensor's size.
+  if (PyObject *dataPtr = PyObject_GetAttrString(h.ptr(), "data_ptr")) {
+    py::object address = py::reinterpret_steal<py::object>(PyObject_CallNoArgs(dataPtr));
+    Py_DECREF(dataPtr);
+    if (!address)
+      throw py::error_already_set();
+    return reinterpret_cast<void *>(address.cast<uintptr_t>());
   }
+  PyErr_Clear();
   if (py::hasattr(h, "__dlpack__")) {
     py::capsule capsule = h.attr("__dlpack__")();
     auto *managed = static_cast<DLManagedTensor *>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
@@ -114,7 +120,7 @@ void *addressOf(const py::handle &h, uint64_t *extent) {
 constexpr size_t kMaxArguments = 64;
 
 /// Converts Python launch arguments to KernelArgs by the kernel's parameters, into `args`
-/// (kMaxArguments long, on the caller's stack: launches allocate nothing).
+/// (as long as `values`).
 void convertArguments(const KernelSignature &signature, const py::tuple &values, KernelArg *args) {
   if (values.size() != signature.params.size())
     throw LaunchError("kernel '" + signature.name + "' takes " + std::to_string(signature.params.size()) +
@@ -165,6 +171,29 @@ std::array<uint32_t, 3> gridOf(const py::sequence &grid) {
   }
   return g;
 }
+
+/// The first error a Python callback raised inside a DSL region: the callback returns
+/// `fallback()` instead, the DSL completes the region, and `rethrow` raises the error.
+class HeldError {
+public:
+  template <typename Body, typename Fallback> auto call(const Body &body, const Fallback &fallback) -> decltype(body()) {
+    if (pending)
+      return fallback();
+    try {
+      return body();
+    } catch (...) {
+      pending = std::current_exception();
+      return fallback();
+    }
+  }
+  void rethrow() const {
+    if (pending)
+      std::rethrow_exception(pending);
+  }
+
+private:
+  std::exception_ptr pending;
+};
 
 /// A compiled GPU kernel loaded on a device, ready to launch.
 struct LoadedKernel {
@@ -324,36 +353,31 @@ PYBIND11_MODULE(_wavetile, m) {
   m.def("for_range", [](const py::object &lo, const py::object &hi, const py::object &step,
                         const std::vector<Value> &carried,
                         const std::function<std::vector<Value>(Value, std::vector<Value>)> &body) {
-    std::exception_ptr pending;
+    HeldError held;
     auto result = forRange(operand(lo), operand(hi), operand(step), carried,
-                           [&](Value i, const std::vector<Value> &c) -> std::vector<Value> {
-                             try {
-                               return body(i, c);
-                             } catch (...) {
-                               pending = std::current_exception();
-                               return c;
-                             }
+                           [&](Value i, const std::vector<Value> &c) {
+                             return held.call([&] { return body(i, c); }, [&] { return c; });
                            });
-    if (pending)
-      std::rethrow_exception(pending);
+    held.rethrow();
+    return result;
+  });
+  m.def("while_loop", [](const std::vector<Value> &carried, const std::function<Value(std::vector<Value>)> &condition,
+                         const std::function<std::vector<Value>(std::vector<Value>)> &body) {
+    HeldError held;
+    auto result = whileLoop(
+        carried,
+        [&](const std::vector<Value> &c) { return held.call([&] { return condition(c); }, [] { return Value(); }); },
+        [&](const std::vector<Value> &c) { return held.call([&] { return body(c); }, [&] { return c; }); });
+    held.rethrow();
     return result;
   });
   m.def("if_then_else", [](const py::object &condition, const std::function<std::vector<Value>()> &then,
                            const std::function<std::vector<Value>()> &otherwise, const std::vector<Value> &fallback) {
-    std::exception_ptr pending;
-    auto guarded = [&](const std::function<std::vector<Value>()> &branch) {
-      return [&]() -> std::vector<Value> {
-        try {
-          return branch();
-        } catch (...) {
-          pending = std::current_exception();
-          return fallback;
-        }
-      };
-    };
-    auto result = ifThenElse(operand(condition), guarded(then), guarded(otherwise));
-    if (pending)
-      std::rethrow_exception(pending);
+    HeldError held;
+    auto result = ifThenElse(
+        operand(condition), [&] { return held.call(then, [&] { return fallback; }); },
+        [&] { return held.call(otherwise, [&] { return fallback; }); });
+    held.rethrow();
     return result;
   });
 
@@ -444,7 +468,11 @@ PYBIND11_MODULE(_wavetile, m) {
 
   py::class_<LoadedKernel>(m, "LoadedKernel")
       .def("launch", [](const LoadedKernel &k, const py::sequence &grid, const py::tuple &values, uintptr_t stream) {
-        KernelArg args[kMaxArguments];
+        // Most kernels take few arguments: those stay in a small array on the stack.
+        constexpr size_t kOnStack = 16;
+        KernelArg small[kOnStack];
+        std::vector<KernelArg> large(values.size() > kOnStack ? values.size() : 0);
+        KernelArg *args = large.empty() ? small : large.data();
         convertArguments(k.kernel->manifest().signature, values, args);
         std::string error;
         if (!k.kernel->launch(gridOf(grid), args, values.size(), reinterpret_cast<void *>(stream), &error))

@@ -72,3 +72,18 @@ def scale_rows(x: wt.pointer[wt.f32], out: wt.pointer[wt.f32], n: wt.i32, thresh
     for i in range(0, 3):
         total = total + i.to(wt.f32)
     wt.store(out, row * n + offsets, v + total, mask)
+
+
+@wt.kernel
+def double_until(x: wt.pointer[wt.f32], out: wt.pointer[wt.f32], n: wt.i32, limit: wt.f32, BLOCK: wt.constexpr):
+    """A while loop on tile values: doubles each row's block until its largest element
+    reaches `limit`, counting the rounds."""
+    row = wt.program_id(0)
+    offsets = wt.arange(0, BLOCK)
+    mask = offsets < n
+    v = wt.load(x, row * n + offsets, mask)
+    rounds = 0
+    while wt.where(mask, v, 0.0).max(0) < limit:
+        v = v * 2.0
+        rounds = rounds + 1
+    wt.store(out, row * n + offsets, v + rounds.to(wt.f32) * 1000.0, mask)

@@ -90,6 +90,29 @@ def test_control_flow_on_the_host():
     np.testing.assert_allclose(out, expected - 1.0, rtol=1e-6)
 
 
+def test_while_loop_on_the_host_and_for_gpus():
+    n, rows = 37, 5
+    x = rng().uniform(0.5, 1.0, (rows, n)).astype(np.float32)
+    x[:, 0] = [0.6, 0.9, 0.3, 0.7, 0.55]  # each row's maximum stays near 1
+    out = np.full((rows, n), np.nan, np.float32)
+    kernels.double_until[(rows,)](x, out, n, 16.0, BLOCK=64)
+    expected = x.copy()
+    for r in range(rows):
+        rounds = 0
+        while expected[r].max() < 16.0:
+            expected[r] *= 2
+            rounds += 1
+        expected[r] += rounds * 1000.0
+    np.testing.assert_array_equal(out, expected)
+    # The loop lowers for every GPU target too (layouts carried through scf.while).
+    module = kernels.double_until.module({"BLOCK": 64}, within_2gib=(True, True))
+    assert "scf.while" in module.str()
+    os.environ["WAVETILE_CACHE"] = "0"
+    for target in ("gfx942", "sm_90"):
+        image, manifest, source, _ = wt._wavetile.Jit(target).compile(module)
+        assert source == "compiled" and len(image) > 0 and f"target {target}" in manifest
+
+
 def test_diagnostics_name_the_python_line():
     @wt.kernel
     def mixed(x: wt.pointer[wt.f32], y: wt.pointer[wt.bf16]):
@@ -110,8 +133,10 @@ def test_unsupported_syntax_is_an_error_at_its_line():
         i = n
         while i > 0:
             i = i - 1
+            if i == 3:
+                break
 
-    with pytest.raises(wt.CompilationError, match=r"test_python_dsl.py:\d+:\d+: error: while loops"):
+    with pytest.raises(wt.CompilationError, match=r"test_python_dsl.py:\d+:\d+: error: break and continue"):
         looping.module()
 
     @wt.kernel
@@ -120,6 +145,26 @@ def test_unsupported_syntax_is_an_error_at_its_line():
 
     with pytest.raises(wt.CompilationError, match="name 'undefined_name' is not defined"):
         unknown.module()
+
+    # Errors inside kernel loops and branches surface as errors too, and leave nothing broken.
+    @wt.kernel
+    def inside_regions(x: wt.pointer[wt.f32], n: wt.i32, WHERE: wt.constexpr):
+        acc = wt.zeros([16], wt.f32)
+        if WHERE == 0:
+            for i in range(0, n):
+                acc = acc + missing_in_loop  # noqa: F821
+        elif WHERE == 1:
+            while acc.max(0) < missing_in_condition:  # noqa: F821
+                acc = acc + 1.0
+        else:
+            if n > 2:
+                acc = acc * missing_in_branch  # noqa: F821
+        wt.store(x, wt.arange(0, 16), acc)
+
+    for where, name in enumerate(["missing_in_loop", "missing_in_condition", "missing_in_branch"]):
+        with pytest.raises(wt.CompilationError, match=f"name '{name}' is not defined"):
+            inside_regions.module({"WHERE": where})
+    assert "scf.for" in kernels.softmax.ir()
 
     with pytest.raises(wt.CompilationError, match="needs an annotation"):
         @wt.kernel

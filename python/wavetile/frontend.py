@@ -57,7 +57,11 @@ class KernelSource:
     def __init__(self, fn):
         self.fn = fn
         self.file = inspect.getsourcefile(fn) or "<unknown>"
-        lines, first_line = inspect.getsourcelines(fn)
+        try:
+            lines, first_line = inspect.getsourcelines(fn)
+        except OSError:
+            raise CompilationError(f"the source of kernel '{fn.__name__}' is not available: kernels are read "
+                                   "from their file (not from `python -c` or an interactive prompt)") from None
         self.column_offset = len(lines[0]) - len(lines[0].lstrip())  # what dedent removes
         self.line_offset = first_line - 1
         module = ast.parse(textwrap.dedent("".join(lines)))
@@ -220,15 +224,43 @@ class KernelBuilder:
             finally:
                 self.env = saved
 
-        for statement in node.body:
-            for inner in ast.walk(statement):
-                if isinstance(inner, (ast.Break, ast.Continue)):
-                    raise self.error(inner, "break and continue are not supported in kernel loops")
+        self.reject_jumps(node)
         results = self.located(node, lambda: _C.for_range(lo, hi, step, before, body))
         self.env.update(zip(names, results))
 
     def stmt_While(self, node):
-        raise self.error(node, "while loops on tile values are not supported yet; use range(...)")
+        if node.orelse:
+            raise self.error(node, "while-else is not supported in kernels")
+        self.reject_jumps(node)
+        names = self.carried(node, node.body)
+        before = [self.env[n] for n in names]
+
+        def bound(values, evaluate):
+            saved = dict(self.env)
+            try:
+                self.env.update(zip(names, values))
+                return evaluate()
+            finally:
+                self.env = saved
+
+        def condition(values):
+            test = bound(values, lambda: self.expr(node.test))
+            if not _is_tile(test):
+                raise self.error(node.test, "a kernel while loop needs a condition on tile values "
+                                            "(use static_range for loops counted at build time)")
+            return test
+
+        def body(values):
+            return bound(values, lambda: (self.run(node.body), [self.env[n] for n in names])[1])
+
+        results = self.located(node, lambda: _C.while_loop(before, condition, body))
+        self.env.update(zip(names, results))
+
+    def reject_jumps(self, loop):
+        for statement in loop.body:
+            for inner in ast.walk(statement):
+                if isinstance(inner, (ast.Break, ast.Continue)):
+                    raise self.error(inner, "break and continue are not supported in kernel loops")
 
     # Expressions ----------------------------------------------------------------------------
 

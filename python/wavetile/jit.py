@@ -11,6 +11,7 @@ A launch specializes the kernel on its constexpr values and, for each pointer, o
 the tensor is under 2 GiB (AMD then addresses it through buffer resources). Each
 specialization is built once per process; GPU code objects also go through the disk cache.
 """
+import functools
 import sys
 
 from . import _wavetile as _C
@@ -38,11 +39,6 @@ def _dtype_of(tensor):
     return _TORCH_DTYPES.get(name) or _NUMPY_DTYPES.get(name)
 
 
-def _nbytes(tensor):
-    nbytes = getattr(tensor, "nbytes", None)
-    return nbytes if nbytes is not None else tensor.numel() * tensor.element_size()
-
-
 class _Device:
     """The process's GPU, opened on first use."""
     device = None
@@ -56,11 +52,18 @@ class _Device:
         return cls
 
 
-def _current_stream():
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return 0
-    return torch._C._cuda_getCurrentRawStream(torch.cuda.current_device())
+class _TorchStream:
+    """torch's current raw CUDA stream, through the C functions torch itself uses."""
+    get_stream = get_device = None
+
+    @classmethod
+    def current(cls):
+        if cls.get_stream is None:
+            torch = sys.modules.get("torch")
+            if torch is None:
+                return 0
+            cls.get_stream, cls.get_device = torch._C._cuda_getCurrentRawStream, torch._C._cuda_getDevice
+        return cls.get_stream(cls.get_device())
 
 
 class Kernel:
@@ -74,7 +77,9 @@ class Kernel:
         self.__doc__ = fn.__doc__
         self._pointer_slots = [i for i, (_, a) in enumerate(self.function.runtime_params)
                                if isinstance(a, language._PointerType)]
+        self._runtime_count = len(self.function.runtime_params)
         self._specializations = {}
+        self.last_compile = None
 
     def module(self, constants=None, within_2gib=(), num_warps=None, num_stages=None):
         """The compiled tile module for constexpr `constants` (defaults filled in)."""
@@ -94,38 +99,45 @@ class Kernel:
         return self.module(constants).str(with_locations)
 
     def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.launch(grid, args, kwargs)
+        return functools.partial(self.launch, grid)
 
-    def launch(self, grid, args, kwargs):
-        stream = kwargs.pop("stream", None)
-        num_warps = kwargs.pop("num_warps", self.num_warps)
-        num_stages = kwargs.pop("num_stages", self.num_stages)
-        pointers = [args[i] for i in self._pointer_slots] if len(args) == len(self.function.runtime_params) else None
-        if pointers is None:
-            raise LaunchError(f"'{self.__name__}' takes {len(self.function.runtime_params)} runtime arguments "
+    def launch(self, grid, *args, **kwargs):
+        # The hot path: a few attribute reads per pointer, one dict lookup, one C++ call.
+        if len(args) != self._runtime_count:
+            raise LaunchError(f"'{self.__name__}' takes {self._runtime_count} runtime arguments "
                               f"({', '.join(n for n, _ in self.function.runtime_params)}), got {len(args)}")
-        within = tuple(_nbytes(p) < _TWO_GIB if hasattr(p, "dtype") else False for p in pointers)
-        key = (tuple(str(getattr(p, "dtype", "")) for p in pointers), within, tuple(sorted(kwargs.items())),
-               num_warps, num_stages)
+        stream, options = None, (self.num_warps, self.num_stages)
+        key = []
+        for i in self._pointer_slots:
+            p = args[i]
+            dtype = getattr(p, "dtype", None)
+            key.append(dtype)
+            key.append(dtype is not None and p.nbytes < _TWO_GIB)
+        if kwargs:
+            stream = kwargs.pop("stream", None)
+            options = (kwargs.pop("num_warps", self.num_warps), kwargs.pop("num_stages", self.num_stages))
+            key.append((tuple(sorted(kwargs.items())), options))
+        key = tuple(key)
         entry = self._specializations.get(key)
         if entry is None:
-            entry = self._specialize(pointers, within, kwargs, num_warps, num_stages)
+            entry = self._specialize(args, key[1:2 * len(self._pointer_slots):2], kwargs, *options)
             self._specializations[key] = entry
         if callable(grid):
             grid = grid(kwargs)
-        if isinstance(grid, int):
+        elif isinstance(grid, int):
             grid = (grid,)
         on_gpu, launcher = entry
         if on_gpu:
             if stream is None:
-                stream = _current_stream()
+                stream = _TorchStream.current()
             elif not isinstance(stream, int):
                 stream = stream.cuda_stream
             launcher.launch(grid, args, stream)
         else:
             launcher.launch(self.__name__, grid, args)
 
-    def _specialize(self, pointers, within, constants, num_warps, num_stages):
+    def _specialize(self, args, within, constants, num_warps, num_stages):
+        pointers = [args[i] for i in self._pointer_slots]
         on_gpu = [bool(getattr(p, "is_cuda", False)) for p in pointers]
         if any(on_gpu) and not all(on_gpu):
             raise LaunchError(f"'{self.__name__}': every tensor must be on the same device (some are on the "
@@ -146,7 +158,8 @@ class Kernel:
         module = self.module(constants, within, num_warps, num_stages)
         if pointers and all(on_gpu):
             device = _Device.get()
-            image, manifest, _, _ = device.jit.compile(module)
+            image, manifest, source, seconds = device.jit.compile(module)
+            self.last_compile = (source, seconds)  # "compiled" / "disk" / "memory", and the time it took
             return True, device.device.load(image, manifest, self.__name__)
         return False, _C.HostExecutable.compile(module)
 

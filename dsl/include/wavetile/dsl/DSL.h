@@ -231,6 +231,13 @@ Value scan(Operand x, int axis, const Combiner &combine, SourceLoc loc = SourceL
 using LoopBody = std::function<std::vector<Value>(Value, const std::vector<Value> &)>;
 std::vector<Value> forRange(Operand lo, Operand hi, Operand step, const std::vector<Value> &carried,
                             const LoopBody &body, SourceLoc loc = SourceLoc::current());
+/// while (condition(carried)) carried = body(carried): `condition` returns an i1 scalar,
+/// `body` the next carried values (same count, types and shapes); returns the values the
+/// loop ends with.
+using WhileCondition = std::function<Value(const std::vector<Value> &)>;
+using WhileBody = std::function<std::vector<Value>(const std::vector<Value> &)>;
+std::vector<Value> whileLoop(const std::vector<Value> &carried, const WhileCondition &condition,
+                             const WhileBody &body, SourceLoc loc = SourceLoc::current());
 /// Runs `then` when `condition` (an i1 scalar) holds.
 void ifThen(Operand condition, const std::function<void()> &then, SourceLoc loc = SourceLoc::current());
 /// Both branches return values of the same types; returns the taken branch's values.

@@ -384,6 +384,16 @@ private:
       }
       return success();
     }
+    if (auto loop = dyn_cast<scf::WhileOp>(op)) {
+      // The condition forwards the carried tiles unchanged: one layout, the initial value's,
+      // on both sides and after the loop.
+      for (auto [i, init] : llvm::enumerate(loop.getInits())) {
+        loop.getBeforeArguments()[i].setType(init.getType());
+        loop.getAfterArguments()[i].setType(init.getType());
+        loop.getResult(i).setType(init.getType());
+      }
+      return success();
+    }
     for (Value result : op->getResults()) {
       auto type = dyn_cast<RankedTensorType>(result.getType());
       if (!type || type.getEncoding())
@@ -420,6 +430,12 @@ private:
       Operation *parent = op->getParentOp();
       for (auto [i, operand] : llvm::enumerate(yield->getOpOperands()))
         require(op, operand, layoutOf(parent->getResult(i)));
+      return;
+    }
+    if (auto condition = dyn_cast<scf::ConditionOp>(op)) {
+      Operation *loop = op->getParentOp();
+      for (auto [i, operand] : llvm::enumerate(condition.getArgsMutable()))
+        require(op, operand, layoutOf(loop->getResult(i)));
       return;
     }
     if (op->hasTrait<OpTrait::Elementwise>() && op->getNumResults() == 1)

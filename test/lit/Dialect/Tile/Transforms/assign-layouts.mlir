@@ -74,6 +74,40 @@ func.func @carried(%n: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
 
 // -----
 
+// A while loop carries its tiles in the layout of their initial value on both sides of the
+// condition and after the loop.
+// CHECK-DAG:   #[[DEFAULT:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [2], threadsPerWarp = [64], warpsPerBlock = [4], order = [0]>
+// CHECK-LABEL: func.func @while_carried
+// CHECK:         %[[Z:.*]] = tile.splat {{.*}} -> tensor<512xf32, #[[DEFAULT]]>
+// CHECK:         %[[W:.*]]:2 = scf.while (%[[B:.*]] = %[[Z]], %{{.*}} = %{{.*}}) : (tensor<512xf32, #[[DEFAULT]]>, i32) -> (tensor<512xf32, #[[DEFAULT]]>, i32)
+// CHECK:           tile.reduce max %[[B]] axis = 0 : tensor<512xf32, #[[DEFAULT]]> -> f32
+// CHECK:           scf.condition(%{{.*}}) %[[B]], %{{.*}} : tensor<512xf32, #[[DEFAULT]]>, i32
+// CHECK:         } do {
+// CHECK:         ^bb0(%[[A:.*]]: tensor<512xf32, #[[DEFAULT]]>, %{{.*}}: i32):
+// CHECK:           %[[D:.*]] = arith.addf %[[A]], %[[A]] : tensor<512xf32, #[[DEFAULT]]>
+// CHECK:           scf.yield %[[D]], %{{.*}} : tensor<512xf32, #[[DEFAULT]]>, i32
+// CHECK:         tile.reduce sum %[[W]]#0 axis = 0 : tensor<512xf32, #[[DEFAULT]]> -> f32
+func.func @while_carried(%limit: f32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c = arith.constant 1.0 : f32
+  %z = tile.splat %c : f32 -> tensor<512xf32>
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %r:2 = scf.while (%v = %z, %i = %c0) : (tensor<512xf32>, i32) -> (tensor<512xf32>, i32) {
+    %m = tile.reduce max %v axis = 0 : tensor<512xf32> -> f32
+    %go = arith.cmpf olt, %m, %limit : f32
+    scf.condition(%go) %v, %i : tensor<512xf32>, i32
+  } do {
+  ^bb0(%a: tensor<512xf32>, %j: i32):
+    %d = arith.addf %a, %a : tensor<512xf32>
+    %k = arith.addi %j, %c1 : i32
+    scf.yield %d, %k : tensor<512xf32>, i32
+  }
+  %s = tile.reduce sum %r#0 axis = 0 : tensor<512xf32> -> f32
+  return
+}
+
+// -----
+
 // Index and mask arithmetic (aranges, splats, constants through expand_dims, broadcasts and
 // elementwise ops) is built in the layout its memory op wants instead of being converted:
 // the K arange feeds A's columns and mask (one copy, sliced from A's layout) and B's rows

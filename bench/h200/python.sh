@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# On the GPU host (Python 3.12, gcc 13, torch; no LLVM): build the Python extension against
+# the prebuilt libwavetile.so (scripts/build-python-dist.sh made dist/python/libwavetile.so.xz
+# here), then run bench/h200/python_gpu.py: Python kernels on CUDA tensors against torch,
+# launch overhead and cold compile time against torch and Triton. Device tool: carry
+# ["dist/python"].
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=build-python
+rm -rf "$out" && mkdir -p "$out/wavetile"
+xz -dc dist/python/libwavetile.so.xz > "$out/wavetile/libwavetile.so"
+cp python/wavetile/*.py "$out/wavetile/"
+python_include=$(python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])")
+# pybind11's headers ship with torch.
+torch_include=$(python3 -c "import os, torch; print(os.path.join(os.path.dirname(torch.__file__), 'include'))")
+suffix=$(python3 -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
+start=$EPOCHREALTIME
+c++ -O2 -std=c++20 -shared -fPIC -fvisibility=hidden -I"$python_include" -I"$torch_include" \
+  -Icompiler/include -Idsl/include -Iruntime/include python/src/Bindings.cpp \
+  -L"$out/wavetile" -lwavetile -Wl,-rpath,'$ORIGIN' -o "$out/wavetile/_wavetile$suffix"
+echo "binding built in $(python3 -c "print(f'{$EPOCHREALTIME - $start:.1f}')") s"
+PYTHONPATH="$out:python/tests" PYTHONUNBUFFERED=1 python3 bench/h200/python_gpu.py "$@"
