@@ -19,4 +19,4 @@ c++ -O2 -std=c++20 -shared -fPIC -fvisibility=hidden -I"$python_include" -I"$tor
   -Icompiler/include -Idsl/include -Iruntime/include python/src/Bindings.cpp \
   -L"$out/wavetile" -lwavetile -Wl,-rpath,'$ORIGIN' -o "$out/wavetile/_wavetile$suffix"
 echo "binding built in $(python3 -c "print(f'{$EPOCHREALTIME - $start:.1f}')") s"
-PYTHONPATH="$out:python/tests" PYTHONUNBUFFERED=1 python3 bench/h200/python_gpu.py "$@"
+PYTHONPATH="$out:examples/python" PYTHONUNBUFFERED=1 python3 bench/h200/python_gpu.py "$@"

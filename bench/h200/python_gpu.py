@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Python-written Wavetile kernels on an NVIDIA GPU, against torch and Triton, in one process.
 
-1. Numerics: the kernels of python/tests/kernels.py (vector_add, softmax, tiled bf16 GEMM)
+1. Numerics: the kernels of examples/python/kernels.py (vector_add, softmax, tiled bf16 GEMM)
    on fresh random CUDA tensors with tails, outputs poisoned, checked against torch.
 2. Warm launch overhead (Python call -> enqueued, no synchronization in the timed loop) of
    a Wavetile no-op kernel, torch.add on 1-element tensors, and a Triton no-op kernel.
@@ -25,7 +25,7 @@ os.environ["TRITON_CACHE_DIR"] = triton_cache
 
 import torch  # noqa: E402
 
-import kernels  # noqa: E402  (python/tests/kernels.py)
+import kernels  # noqa: E402  (examples/python/kernels.py)
 import wavetile as wt  # noqa: E402
 
 lines = []

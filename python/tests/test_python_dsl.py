@@ -1,14 +1,16 @@
 """The Python DSL: the IR it builds, diagnostics, and kernels run on the host JIT."""
 import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import wavetile as wt
-import kernels
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "python"))
+import kernels  # noqa: E402
+
 WAVETILE = os.environ.get("WAVETILE_BIN", os.path.join(os.path.dirname(wt.__file__), "..", "..", "bin", "wavetile"))
 
 
@@ -32,7 +34,7 @@ def test_python_and_cpp_build_the_same_ir(name, within):
 
 def test_locations_point_at_the_python_source():
     text = kernels.vector_add.ir(with_locations=True)
-    line = next(i for i, l in enumerate(open(os.path.join(HERE, "kernels.py")), 1) if "in_bounds = offsets < n" in l)
+    line = next(i for i, l in enumerate(open(kernels.__file__), 1) if "in_bounds = offsets < n" in l)
     assert f'kernels.py":{line}:' in text
 
 

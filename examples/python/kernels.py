@@ -1,5 +1,6 @@
-"""Kernels written in the Python DSL for the tests: the same programs as the C++ examples
-(examples/Examples.cpp), operation for operation."""
+"""Example kernels in the Python DSL. vector_add, softmax and gemm are the C++ examples
+(examples/Examples.cpp) operation for operation; scale_rows and double_until exercise
+control flow. Used by examples/python/demo.py, the pytest suite and bench/h200."""
 import math
 
 import wavetile as wt
