@@ -509,12 +509,12 @@ LaunchArg &LaunchPlan::arg(const std::string &name) {
 
 const LaunchArg &LaunchPlan::arg(const std::string &name) const { return const_cast<LaunchPlan *>(this)->arg(name); }
 
-bool wavetile::examples::runOnHost(const HostExecutable &exe, LaunchPlan &plan, CheckReport &report) {
+std::optional<std::vector<KernelArg>> wavetile::examples::argumentsOf(LaunchPlan &plan, std::string *error) {
   std::vector<KernelArg> args;
   for (LaunchArg &a : plan.args) {
     switch (a.kind) {
     case ArgKind::Pointer:
-      args.push_back(KernelArg::ptr(a.data.data(), a.elementType));
+      args.push_back(KernelArg::ptr(a.data.data(), a.elementType, a.data.size()));
       break;
     case ArgKind::I32:
       args.push_back(KernelArg::fromI32(a.i32));
@@ -523,13 +523,20 @@ bool wavetile::examples::runOnHost(const HostExecutable &exe, LaunchPlan &plan, 
       args.push_back(KernelArg::fromF32(a.f32));
       break;
     default:
-      report.summary = "launch plans carry pointers, i32 and f32 only";
-      return false;
+      *error = "launch plans carry pointers, i32 and f32 only";
+      return std::nullopt;
     }
   }
+  return args;
+}
+
+bool wavetile::examples::runOnHost(const HostExecutable &exe, LaunchPlan &plan, CheckReport &report) {
+  auto args = argumentsOf(plan, &report.summary);
+  if (!args)
+    return false;
   std::string error;
   auto start = std::chrono::steady_clock::now();
-  bool ok = exe.launch(plan.kernel, plan.grid, args, &error);
+  bool ok = exe.launch(plan.kernel, plan.grid, *args, &error);
   report.runSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!ok)
     report.summary = "launch failed: " + error;

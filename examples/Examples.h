@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,8 @@ struct Example {
 const std::vector<Example> &allExamples();
 const Example *findExample(const std::string &name);
 
+/// The plan's arguments for a launch on host memory (its buffers, in place).
+std::optional<std::vector<KernelArg>> argumentsOf(LaunchPlan &plan, std::string *error);
 /// Runs a plan on the host executable (filling its outputs), timing it.
 bool runOnHost(const HostExecutable &exe, LaunchPlan &plan, CheckReport &report);
 /// prepare + runOnHost + verify.

@@ -50,7 +50,7 @@ def wavetile_noop(x: wt.pointer[wt.f32]):
 
 def numerics():
     report("")
-    report(f"## Numerics (Wavetile target {wt.jit._Device.get().device.target})")
+    report(f"## Numerics (Wavetile target {wt.jit._GPU.get().device.target})")
     report("")
     report("| kernel | result | status |")
     report("|---|---|---|")

@@ -441,14 +441,23 @@ PYBIND11_MODULE(_wavetile, m) {
 
   py::class_<Device, std::shared_ptr<Device>>(m, "Device")
       .def_static("open",
-                  [](int ordinal) {
+                  [](int ordinal, const std::string &backend) {
                     std::string error;
-                    auto device = Device::openAny(ordinal, &error);
+                    std::unique_ptr<Device> device;
+                    if (backend == "any")
+                      device = Device::openAny(ordinal, &error);
+                    else if (backend == "cuda" || backend == "hip" || backend == "host")
+                      device = Device::open(backend == "cuda" ? Backend::CUDA
+                                            : backend == "hip" ? Backend::HIP
+                                                               : Backend::Host,
+                                            ordinal, &error);
+                    else
+                      error = "unknown backend '" + backend + "'; use any, cuda, hip or host";
                     if (!device)
                       throw LaunchError(error);
                     return std::shared_ptr<Device>(std::move(device));
                   },
-                  py::arg("ordinal") = 0)
+                  py::arg("ordinal") = 0, py::arg("backend") = "any")
       .def_property_readonly("name", &Device::name)
       .def_property_readonly("target", &Device::target)
       .def("load", [](std::shared_ptr<Device> device, const py::bytes &image, const std::string &manifestText,

@@ -5,11 +5,14 @@
 - torch tensors on a CUDA device run on the GPU through the runtime (the target comes from
   the device, or ``WAVETILE_TARGET``), on ``stream`` or torch's current stream, without
   waiting;
-- numpy arrays (anything exporting DLPack on the CPU) run on the host JIT, synchronously.
+- numpy arrays (anything exporting DLPack on the CPU) run on the host: the JIT compiles a
+  shared object for this CPU, the runtime's host device loads it, and the launch runs the
+  grid before returning.
 
 A launch specializes the kernel on its constexpr values and, for each pointer, on whether
 the tensor is under 2 GiB (AMD then addresses it through buffer resources). Each
-specialization is built once per process; GPU code objects also go through the disk cache.
+specialization is built once per process, and code objects (host and GPU) also go through
+the disk cache.
 """
 import functools
 import sys
@@ -39,17 +42,22 @@ def _dtype_of(tensor):
     return _TORCH_DTYPES.get(name) or _NUMPY_DTYPES.get(name)
 
 
-class _Device:
-    """The process's GPU, opened on first use."""
-    device = None
-    jit = None
+class _Target:
+    """A device and the JIT for it, opened on first use: the process's GPU, or the host."""
 
-    @classmethod
-    def get(cls):
-        if cls.device is None:
-            cls.device = _C.Device.open(0)
-            cls.jit = _C.Jit(cls.device.target)
-        return cls
+    def __init__(self, backend):
+        self.backend = backend
+        self.device = self.jit = None
+
+    def get(self):
+        if self.device is None:
+            self.device = _C.Device.open(0, self.backend)
+            self.jit = _C.Jit(self.device.target)
+        return self
+
+
+_GPU = _Target("any")
+_HOST = _Target("host")
 
 
 class _TorchStream:
@@ -127,14 +135,13 @@ class Kernel:
         elif isinstance(grid, int):
             grid = (grid,)
         on_gpu, launcher = entry
-        if on_gpu:
-            if stream is None:
-                stream = _TorchStream.current()
-            elif not isinstance(stream, int):
-                stream = stream.cuda_stream
-            launcher.launch(grid, args, stream)
-        else:
-            launcher.launch(self.__name__, grid, args)
+        if not on_gpu:
+            stream = 0  # the host runs the grid before returning
+        elif stream is None:
+            stream = _TorchStream.current()
+        elif not isinstance(stream, int):
+            stream = stream.cuda_stream
+        launcher.launch(grid, args, stream)
 
     def _specialize(self, args, within, constants, num_warps, num_stages):
         pointers = [args[i] for i in self._pointer_slots]
@@ -156,12 +163,10 @@ class Kernel:
         if unknown:
             raise LaunchError(f"'{self.__name__}' has no constexpr named {', '.join(sorted(unknown))}")
         module = self.module(constants, within, num_warps, num_stages)
-        if pointers and all(on_gpu):
-            device = _Device.get()
-            image, manifest, source, seconds = device.jit.compile(module)
-            self.last_compile = (source, seconds)  # "compiled" / "disk" / "memory", and the time it took
-            return True, device.device.load(image, manifest, self.__name__)
-        return False, _C.HostExecutable.compile(module)
+        target = (_GPU if pointers and all(on_gpu) else _HOST).get()
+        image, manifest, source, seconds = target.jit.compile(module)
+        self.last_compile = (source, seconds)  # "compiled" / "disk" / "memory", and the time it took
+        return target is _GPU, target.device.load(image, manifest, self.__name__)
 
 
 def kernel(fn=None, *, num_warps=4, num_stages=1):

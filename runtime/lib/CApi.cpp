@@ -36,8 +36,13 @@ wt_device *wt_device_open(int backend, int ordinal) {
     device = Device::openAny(ordinal, &lastError);
     break;
   case WT_BACKEND_CUDA:
+    device = Device::open(Backend::CUDA, ordinal, &lastError);
+    break;
   case WT_BACKEND_HIP:
-    device = Device::open(backend == WT_BACKEND_CUDA ? Backend::CUDA : Backend::HIP, ordinal, &lastError);
+    device = Device::open(Backend::HIP, ordinal, &lastError);
+    break;
+  case WT_BACKEND_HOST:
+    device = Device::open(Backend::Host, ordinal, &lastError);
     break;
   default:
     failed("unknown backend " + std::to_string(backend));

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "wavetile/runtime/Device.h"
+#include "DriverApi.h"
 
 #include "wavetile/Target/GPUTargets.h"
 
@@ -18,50 +18,17 @@
 
 using namespace wavetile;
 
-const char *wavetile::backendName(Backend backend) { return backend == Backend::CUDA ? "CUDA" : "HIP"; }
-
-struct Device::Api {
-  Backend backend;
-  void *library = nullptr;
-  int (*init)(unsigned) = nullptr;
-  int (*deviceCount)(int *) = nullptr;
-  int (*moduleLoadData)(void **, const void *) = nullptr;
-  int (*moduleUnload)(void *) = nullptr;
-  int (*moduleGetFunction)(void **, void *, const char *) = nullptr;
-  int (*launchKernel)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,
-                      void **) = nullptr;
-  int (*memAlloc)(void **, size_t) = nullptr;
-  int (*memFree)(void *) = nullptr;
-  int (*memcpyHtoD)(void *, const void *, size_t) = nullptr;
-  int (*memcpyDtoH)(void *, const void *, size_t) = nullptr;
-  int (*synchronize)() = nullptr;
-  int (*eventCreate)(void **, unsigned) = nullptr;
-  int (*eventRecord)(void *, void *) = nullptr;
-  int (*eventSynchronize)(void *) = nullptr;
-  int (*eventElapsedTime)(float *, void *, void *) = nullptr;
-  int (*eventDestroy)(void *) = nullptr;
-  // CUDA only.
-  int (*cuGetErrorName)(int, const char **) = nullptr;
-  int (*cuDeviceGet)(int *, int) = nullptr;
-  int (*cuDeviceGetName)(char *, int, int) = nullptr;
-  int (*cuDeviceGetAttribute)(int *, int, int) = nullptr;
-  int (*cuPrimaryCtxRetain)(void **, int) = nullptr;
-  int (*cuPrimaryCtxRelease)(int) = nullptr;
-  int (*cuCtxSetCurrent)(void *) = nullptr;
-  // HIP only.
-  const char *(*hipGetErrorName)(int) = nullptr;
-  int (*hipSetDevice)(int) = nullptr;
-  int (*hipGetDeviceProperties)(void *, int) = nullptr;
-
-  std::string errorName(int result) const {
-    const char *name = nullptr;
-    if (cuGetErrorName)
-      cuGetErrorName(result, &name);
-    else if (hipGetErrorName)
-      name = hipGetErrorName(result);
-    return name ? std::string(name) : "error " + std::to_string(result);
+const char *wavetile::backendName(Backend backend) {
+  switch (backend) {
+  case Backend::CUDA:
+    return "CUDA";
+  case Backend::HIP:
+    return "HIP";
+  case Backend::Host:
+    return "host";
   }
-};
+  return "?";
+}
 
 namespace {
 
@@ -74,6 +41,8 @@ template <typename F> bool bind(void *library, const char *symbol, F *slot, std:
 
 /// Opens the backend's driver library and binds its entry points (once per process).
 const Device::Api *loadApi(Backend backend, std::string *error) {
+  if (backend == Backend::Host)
+    return hostApi();
   static std::mutex mutex;
   static Device::Api *loaded[2] = {nullptr, nullptr};
   static std::string failure[2];
@@ -141,7 +110,7 @@ const Device::Api *loadApi(Backend backend, std::string *error) {
     bind(lib, "hipEventSynchronize", &api->eventSynchronize, &missing);
     bind(lib, "hipEventElapsedTime", &api->eventElapsedTime, &missing);
     bind(lib, "hipEventDestroy", &api->eventDestroy, &missing);
-    bind(lib, "hipGetErrorName", &api->hipGetErrorName, &missing);
+    bind(lib, "hipGetErrorName", &api->describeError, &missing);
     bind(lib, "hipSetDevice", &api->hipSetDevice, &missing);
     // ROCm 6 versions the properties struct; older releases export only the plain name.
     std::string unversioned;
@@ -249,6 +218,12 @@ std::unique_ptr<Device> Device::open(Backend backend, int ordinal, std::string *
     *error = std::string(backendName(backend)) + ": no device " + std::to_string(ordinal) + " (" +
              std::to_string(count) + " present)";
     return nullptr;
+  }
+  if (backend == Backend::Host) {
+    device->name_ = "host CPU";
+    device->arch_ = "host";
+    device->target_ = "host"; // host code objects are compiled for the CPU they run on
+    return device;
   }
   if (backend == Backend::CUDA) {
     int handle = 0, major = 0, minor = 0;

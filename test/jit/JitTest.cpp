@@ -96,7 +96,7 @@ TEST_F(JitTest, ErrorsNameTheProblem) {
   Jit unknown(options("gfx1100"));
   std::string error;
   EXPECT_FALSE(unknown.compile(*example("gemm"), &error));
-  EXPECT_EQ(error, "unknown target 'gfx1100'; known targets: gfx942, gfx950, sm_90, sm_90a");
+  EXPECT_EQ(error, "unknown target 'gfx1100'; known targets: host, gfx942, gfx950, sm_90, sm_90a");
   // A kernel over sm_90's static shared-memory limit fails to compile and leaves no entry.
   std::string text = R"(
 func.func @big(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32} {

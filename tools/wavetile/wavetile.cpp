@@ -53,7 +53,7 @@ const char *kUsage =
     "      --manifest FILE  with hsaco / ptx: also write the kernels' launch manifest (what the\n"
     "                     runtime loads the code object with)\n"
     "  jit FILE.mlir | --example NAME --target T [-o FILE] [--manifest FILE]\n"
-    "                                         compile for a GPU target through the JIT cache and\n"
+    "                                         compile for host or a GPU target through the cache and\n"
     "                                         say where the code object came from and how long it\n"
     "                                         took (WAVETILE_CACHE_DIR, WAVETILE_CACHE=0,\n"
     "                                         WAVETILE_DUMP_IR=DIR)\n"
@@ -207,17 +207,16 @@ int compileForGpu(const Options &options, const GpuTarget &target) {
 int jitCommand(const Options &options) {
   if (!options.values.count("--target"))
     return usageError("jit needs --target");
-  auto target = lookupGpuTarget(options.values.at("--target"));
-  if (!target)
-    return usageError("unknown target '" + options.values.at("--target") + "'; known targets: " +
-                      gpuTargetNameList());
+  const std::string &target = options.values.at("--target");
+  if (target != "host" && !lookupGpuTarget(target))
+    return usageError("unknown target '" + target + "'; known targets: host, " + gpuTargetNameList());
   std::string error;
   auto module = loadModule(options, &error);
   if (!module) {
     printError(error);
     return 1;
   }
-  Jit jit(JitOptions::fromEnvironment(std::string(target->name)));
+  Jit jit(JitOptions::fromEnvironment(target));
   auto result = jit.compile(*module, &error);
   if (!result) {
     printError(error);
@@ -226,7 +225,7 @@ int jitCommand(const Options &options) {
   std::string kernels;
   for (const KernelManifest &k : result->binary->manifest.kernels)
     kernels += (kernels.empty() ? "" : ",") + k.signature.name;
-  std::printf("%s %s: %s in %.4f s (key %s)\n", kernels.c_str(), std::string(target->name).c_str(),
+  std::printf("%s %s: %s in %.4f s (key %s)\n", kernels.c_str(), target.c_str(),
               result->source == Jit::Source::Compiled ? "compiled" : "read from the disk cache", result->seconds,
               result->key.substr(0, 16).c_str());
   if (options.values.count("--manifest") && !writeFile(options, "--manifest", printManifest(result->binary->manifest)))

@@ -76,6 +76,12 @@ std::optional<GpuBinary> compileKernelsForGpu(const Module &module, const GpuTar
 /// so the host runs, and checks, the program a GPU target gets.
 enum class LoopPipelining { AsyncCopies, Registers };
 
+/// The module's kernels as a shared object for this CPU (linked by lld in-process), with
+/// their manifest (target "host"). The runtime's host device loads it with dlopen and calls
+/// `<kernel>__packed(args)`, so host kernels are cached and launched like GPU code objects.
+std::optional<GpuBinary> compileKernelsForHost(const Module &module, std::string *error,
+                                               LoopPipelining pipelining = LoopPipelining::AsyncCopies);
+
 /// Kernels JIT-compiled for this CPU; each launch runs every program of the grid in turn.
 class HostExecutable {
 public:

@@ -21,7 +21,7 @@ namespace wavetile {
 const std::string &compilerVersion();
 
 struct JitOptions {
-  std::string target; // a GPU target name ("gfx942", "sm_90", ...)
+  std::string target; // "host" or a GPU target name ("gfx942", "sm_90", ...)
   /// The disk cache's directory; none: memory only.
   std::optional<std::string> cacheDirectory;
   /// Where every compile writes its stages (tile IR, IR after each pass, LLVM IR, ISA, the
@@ -35,7 +35,8 @@ struct JitOptions {
   static JitOptions fromEnvironment(std::string target);
 };
 
-/// Compiles tile modules for one GPU target. The key of a compile is the SHA-256 of the
+/// Compiles tile modules for one target: a GPU, or the host (shared objects for this CPU,
+/// loaded by the runtime's host device). The key of a compile is the SHA-256 of the
 /// compiler version, the target and the module's tile IR (which carries its specialization:
 /// static shapes, dtypes, num_warps, num_stages, pointer promises). Keys hit an in-memory
 /// LRU first, then the disk cache; a miss compiles and stores.
@@ -54,6 +55,7 @@ public:
   std::optional<Result> compile(const Module &module, std::string *error);
 
 private:
+  bool forHost() const;
   JitOptions options_;
   std::optional<GpuTarget> target_;
   std::mutex mutex_;

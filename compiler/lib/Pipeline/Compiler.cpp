@@ -2,6 +2,8 @@
 
 #include "wavetile/Compiler.h"
 
+#include "HostLowering.h"
+
 #include "wavetile/Conversion/Passes.h"
 #include "wavetile/Dialect/Tile/IR/TileDialect.h"
 #include "wavetile/Pipeline/ModuleImpl.h"
@@ -173,9 +175,8 @@ std::vector<KernelSignature> Module::kernels() const {
 // Host lowering and execution
 //===----------------------------------------------------------------------===//
 
-/// Verifies the kernels' signatures are launchable and lowers a copy of the module.
-static mlir::OwningOpRef<mlir::ModuleOp> lowerCopyForHost(const Module &module, std::string *error,
-                                                          LoopPipelining pipelining = LoopPipelining::AsyncCopies) {
+mlir::OwningOpRef<mlir::ModuleOp> wavetile::detail::lowerCopyForHost(const Module &module, std::string *error,
+                                                                     LoopPipelining pipelining) {
   mlir::MLIRContext *context = module.impl().context.get();
   DiagnosticCapture capture(context);
   auto fail = [&](std::string message) -> mlir::OwningOpRef<mlir::ModuleOp> {
@@ -203,7 +204,7 @@ static mlir::OwningOpRef<mlir::ModuleOp> lowerCopyForHost(const Module &module, 
 }
 
 std::optional<std::string> wavetile::lowerForHost(const Module &module, HostStage stage, std::string *error) {
-  auto lowered = lowerCopyForHost(module, error);
+  auto lowered = detail::lowerCopyForHost(module, error);
   if (!lowered)
     return std::nullopt;
   std::string text;
@@ -368,10 +369,7 @@ std::optional<GpuBinary> wavetile::compileKernelsForGpu(const Module &module, co
   return binary;
 }
 
-/// f32 -> bf16 for the JIT: LLVM calls it when it narrows a bf16 value it carried in f32
-/// registers. Exact: round to nearest even, subnormals kept, NaN payloads kept (a payload
-/// that would vanish keeps the quiet bit so the value stays NaN). GCC 12's runtime lacks it.
-extern "C" _Float16 wavetileTruncF32ToBF16(float value) {
+_Float16 wavetile::detail::wavetileTruncF32ToBF16(float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, sizeof bits);
   uint16_t result;
@@ -385,6 +383,23 @@ extern "C" _Float16 wavetileTruncF32ToBF16(float value) {
   _Float16 half;
   std::memcpy(&half, &result, sizeof half); // bf16 travels in the same register as _Float16
   return half;
+}
+
+const std::string &wavetile::detail::hostCpu() {
+  static const std::string cpu = llvm::sys::getHostCPUName().str();
+  return cpu;
+}
+
+const std::string &wavetile::detail::hostFeatures() {
+  static const std::string features = [] {
+    std::string list;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures()) {
+      bool enabled = feature.getValue() && feature.getKey() != "avx512bf16" && feature.getKey() != "avxneconvert";
+      list += (list.empty() ? "" : ",") + std::string(enabled ? "+" : "-") + feature.getKey().str();
+    }
+    return list;
+  }();
+  return features;
 }
 
 struct HostExecutable::Impl {
@@ -403,26 +418,15 @@ std::unique_ptr<HostExecutable> HostExecutable::compile(const Module &module, st
     return true;
   }();
   (void)nativeTargetReady;
-  auto lowered = lowerCopyForHost(module, error, pipelining);
+  auto lowered = detail::lowerCopyForHost(module, error, pipelining);
   if (!lowered)
     return nullptr;
   mlir::ExecutionEngineOptions options;
   auto optimize = mlir::makeOptimizingTransformer(/*optLevel=*/2, /*sizeLevel=*/0, nullptr);
-  // The CPU's bf16 instructions flush subnormals, and LLVM would use them for bf16 values it
-  // carries across branches; the host's semantics are exact, so codegen goes without them.
-  static const std::string cpu = llvm::sys::getHostCPUName().str();
-  static const std::string features = [] {
-    std::string list;
-    for (const auto &feature : llvm::sys::getHostCPUFeatures()) {
-      bool enabled = feature.getValue() && feature.getKey() != "avx512bf16" && feature.getKey() != "avxneconvert";
-      list += (list.empty() ? "" : ",") + std::string(enabled ? "+" : "-") + feature.getKey().str();
-    }
-    return list;
-  }();
   options.transformer = [optimize](llvm::Module *m) -> llvm::Error {
     for (llvm::Function &f : *m) {
-      f.addFnAttr("target-cpu", cpu);
-      f.addFnAttr("target-features", features);
+      f.addFnAttr("target-cpu", detail::hostCpu());
+      f.addFnAttr("target-features", detail::hostFeatures());
     }
     return optimize(m);
   };
@@ -437,7 +441,7 @@ std::unique_ptr<HostExecutable> HostExecutable::compile(const Module &module, st
   impl->engine = std::move(*engine);
   impl->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
-    symbols[interner("__truncsfbf2")] = {llvm::orc::ExecutorAddr::fromPtr(&wavetileTruncF32ToBF16),
+    symbols[interner("__truncsfbf2")] = {llvm::orc::ExecutorAddr::fromPtr(&detail::wavetileTruncF32ToBF16),
                                          llvm::JITSymbolFlags::Exported};
     return symbols;
   });

@@ -2,6 +2,8 @@
 
 #include "wavetile/Jit.h"
 
+#include "HostLowering.h"
+
 #include "wavetile/runtime/Cache.h"
 
 #include "llvm/Config/llvm-config.h"
@@ -49,20 +51,24 @@ const char *wavetile::jitSourceName(Jit::Source source) {
 
 Jit::Jit(JitOptions options) : options_(std::move(options)), target_(lookupGpuTarget(options_.target)) {}
 
+bool Jit::forHost() const { return options_.target == "host"; }
+
 std::optional<Jit::Result> Jit::compile(const Module &module, std::string *error) {
   auto start = std::chrono::steady_clock::now();
   auto finish = [&](std::shared_ptr<const GpuBinary> binary, Source source, std::string key) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return Result{std::move(binary), source, seconds, std::move(key)};
   };
-  if (!target_) {
+  if (!target_ && !forHost()) {
     if (error)
-      *error = "unknown target '" + options_.target + "'; known targets: " + gpuTargetNameList();
+      *error = "unknown target '" + options_.target + "'; known targets: host, " + gpuTargetNameList();
     return std::nullopt;
   }
   if (!module.verify(error))
     return std::nullopt;
-  std::string key = sha256Hex(options_.compilerVersion + "\n" + options_.target + "\n" + module.str());
+  // Host code is compiled for this CPU: its name and features are part of the target.
+  std::string target = forHost() ? "host " + detail::hostCpu() + " " + detail::hostFeatures() : options_.target;
+  std::string key = sha256Hex(options_.compilerVersion + "\n" + target + "\n" + module.str());
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto hit = byKey_.find(key); hit != byKey_.end()) {
@@ -75,7 +81,8 @@ std::optional<Jit::Result> Jit::compile(const Module &module, std::string *error
     std::optional<std::string> dump;
     if (options_.dumpDirectory)
       dump = *options_.dumpDirectory + "/" + key.substr(0, 16);
-    auto compiled = compileKernelsForGpu(module, *target_, buildError, dump);
+    auto compiled = forHost() ? compileKernelsForHost(module, buildError)
+                              : compileKernelsForGpu(module, *target_, buildError, dump);
     if (!compiled)
       return false;
     entry->image = std::move(compiled->image);

@@ -89,11 +89,14 @@ mlir::FailureOr<std::string> compileGpuModules(llvm::ArrayRef<mlir::gpu::GPUModu
 mlir::FailureOr<std::string> compileGpuModulesToObject(llvm::ArrayRef<mlir::gpu::GPUModuleOp> modules,
                                                        const GpuTarget &target, std::string *error);
 
-/// Links one AMDGPU relocatable object into a shared code object (`ld.lld
-/// -shared`) with lld as a library, then checks the result with
-/// `findUndefinedSymbols`. Thread-safe (links are serialized: lld keeps one
-/// global context per process). Fails, without running lld, once an earlier
-/// link in this process crashed (lld's canRunAgain = false).
+/// Links one relocatable object into a shared object (`ld.lld -shared`) with lld as a
+/// library; `what` names it in errors. Thread-safe (links are serialized: lld keeps one
+/// global context per process). Fails, without running lld, once an earlier link in this
+/// process crashed (lld's canRunAgain = false).
+mlir::FailureOr<std::string> linkSharedObject(llvm::StringRef object, llvm::StringRef what, std::string *error);
+
+/// Links one AMDGPU relocatable object into a shared code object with `linkSharedObject`,
+/// then checks the result with `findUndefinedSymbols`.
 mlir::FailureOr<std::string> linkAmdgpuObject(llvm::StringRef object, std::string *error);
 
 /// Names of undefined symbols in an ELF shared object's dynamic symbol table

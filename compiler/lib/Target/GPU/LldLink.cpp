@@ -69,13 +69,14 @@ bool writeTemporary(llvm::StringRef prefix, llvm::StringRef suffix, llvm::String
 
 } // namespace
 
-mlir::FailureOr<std::string> wavetile::linkAmdgpuObject(llvm::StringRef object, std::string *error) {
+mlir::FailureOr<std::string> wavetile::linkSharedObject(llvm::StringRef object, llvm::StringRef what,
+                                                        std::string *error) {
   // Temporary files first (outside the lock); FileRemovers delete them on every path.
   llvm::SmallString<128> input, output;
   if (!writeTemporary("wavetile-kernel", "o", object, input, error))
     return mlir::failure();
   llvm::FileRemover removeInput(input);
-  if (!writeTemporary("wavetile-kernel", "hsaco", "", output, error))
+  if (!writeTemporary("wavetile-kernel", "so", "", output, error))
     return mlir::failure();
   llvm::FileRemover removeOutput(output);
 
@@ -95,7 +96,7 @@ mlir::FailureOr<std::string> wavetile::linkAmdgpuObject(llvm::StringRef object, 
     if (!result.canRunAgain)
       lldBroken = true;
     if (result.retCode != 0) {
-      *error = "lld failed to link the AMDGPU code object (exit code " + std::to_string(result.retCode) + ")" +
+      *error = "lld failed to link the " + what.str() + " (exit code " + std::to_string(result.retCode) + ")" +
                (lldOutput.empty() ? std::string("\n") : ":\n" + lldOutput);
       if (!result.canRunAgain)
         *error += "lld cannot be run again in this process\n";
@@ -105,10 +106,17 @@ mlir::FailureOr<std::string> wavetile::linkAmdgpuObject(llvm::StringRef object, 
 
   auto buffer = llvm::MemoryBuffer::getFile(output, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!buffer) {
-    *error = "cannot read the linked code object: " + buffer.getError().message() + "\n";
+    *error = "cannot read the linked " + what.str() + ": " + buffer.getError().message() + "\n";
     return mlir::failure();
   }
-  std::string hsaco = (*buffer)->getBuffer().str();
+  return (*buffer)->getBuffer().str();
+}
+
+mlir::FailureOr<std::string> wavetile::linkAmdgpuObject(llvm::StringRef object, std::string *error) {
+  auto linked = linkSharedObject(object, "AMDGPU code object", error);
+  if (mlir::failed(linked))
+    return mlir::failure();
+  std::string hsaco = std::move(*linked);
 
   auto undefined = findUndefinedSymbols(hsaco, error);
   if (mlir::failed(undefined))

@@ -1,8 +1,8 @@
 //===- Device.h - GPU devices through the vendors' driver libraries -----*- C++ -*-===//
 //
-// One device interface over the CUDA driver (libcuda) and HIP (libamdhip64), both opened
-// with dlopen when a device is first opened: nothing links against a vendor library, and a
-// machine without one gets an error naming the library. No LLVM.
+// One device interface over the CUDA driver (libcuda), HIP (libamdhip64) and the host CPU.
+// The vendor libraries are opened with dlopen when a device is first opened: nothing links
+// against them, and a machine without one gets an error naming the library. No LLVM.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAVETILE_RUNTIME_DEVICE_H
@@ -14,7 +14,9 @@
 
 namespace wavetile {
 
-enum class Backend { CUDA, HIP };
+/// CUDA and HIP open their driver libraries with dlopen; the host runs shared objects the
+/// compiler made for this CPU (compileKernelsForHost), also loaded with dlopen.
+enum class Backend { CUDA, HIP, Host };
 const char *backendName(Backend backend);
 
 /// The Wavetile target for a device: `WAVETILE_TARGET` when set (it must name a target of

@@ -19,7 +19,7 @@ typedef struct wt_device wt_device;
 typedef struct wt_module wt_module;
 typedef struct wt_kernel wt_kernel;
 
-enum { WT_BACKEND_ANY = 0, WT_BACKEND_CUDA = 1, WT_BACKEND_HIP = 2 };
+enum { WT_BACKEND_ANY = 0, WT_BACKEND_CUDA = 1, WT_BACKEND_HIP = 2, WT_BACKEND_HOST = 3 };
 enum { WT_ARG_POINTER = 0, WT_ARG_I32 = 1, WT_ARG_I64 = 2, WT_ARG_F32 = 3, WT_ARG_F64 = 4 };
 
 typedef struct wt_arg {
@@ -36,7 +36,8 @@ typedef struct wt_arg {
 
 const char *wt_last_error(void);
 
-/* Opens device `ordinal` (WT_BACKEND_ANY: CUDA, then HIP). */
+/* Opens device `ordinal` (WT_BACKEND_ANY: the first GPU, CUDA then HIP; WT_BACKEND_HOST: the
+ * CPU, which runs host code objects). */
 wt_device *wt_device_open(int backend, int ordinal);
 void wt_device_close(wt_device *device);
 const char *wt_device_name(const wt_device *device);
