@@ -385,6 +385,15 @@ _Float16 wavetile::detail::wavetileTruncF32ToBF16(float value) {
   return half;
 }
 
+void wavetile::detail::initializeHostTarget() {
+  static bool ready = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)ready;
+}
+
 const std::string &wavetile::detail::hostCpu() {
   static const std::string cpu = llvm::sys::getHostCPUName().str();
   return cpu;
@@ -412,12 +421,7 @@ HostExecutable::~HostExecutable() = default;
 
 std::unique_ptr<HostExecutable> HostExecutable::compile(const Module &module, std::string *error,
                                                         LoopPipelining pipelining) {
-  static bool nativeTargetReady = [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    return true;
-  }();
-  (void)nativeTargetReady;
+  detail::initializeHostTarget();
   auto lowered = detail::lowerCopyForHost(module, error, pipelining);
   if (!lowered)
     return nullptr;

@@ -18,6 +18,9 @@ namespace wavetile::detail {
 mlir::OwningOpRef<mlir::ModuleOp> lowerCopyForHost(const Module &module, std::string *error,
                                                    LoopPipelining pipelining = LoopPipelining::AsyncCopies);
 
+/// Initializes LLVM's backend for this CPU, once per process.
+void initializeHostTarget();
+
 /// This CPU's name and LLVM feature string, without the bf16 instructions: they flush
 /// subnormals, and the host's semantics are exact.
 const std::string &hostCpu();

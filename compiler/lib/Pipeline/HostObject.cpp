@@ -68,12 +68,7 @@ void defineTruncF32ToBF16(llvm::Module &module) {
 
 std::optional<GpuBinary> wavetile::compileKernelsForHost(const Module &module, std::string *error,
                                                          LoopPipelining pipelining) {
-  static bool nativeTargetReady = [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    return true;
-  }();
-  (void)nativeTargetReady;
+  detail::initializeHostTarget();
   auto fail = [&](std::string message) -> std::optional<GpuBinary> {
     if (error)
       *error = std::move(message);
