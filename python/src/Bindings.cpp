@@ -159,7 +159,10 @@ void convertArguments(const KernelSignature &signature, const py::tuple &values,
   }
 }
 
-std::array<uint32_t, 3> gridOf(const py::sequence &grid) {
+std::array<uint32_t, 3> gridOf(const py::object &gridObject) {
+  if (PyLong_Check(gridObject.ptr()))
+    return gridOf(py::make_tuple(gridObject));
+  auto grid = py::reinterpret_borrow<py::sequence>(gridObject);
   if (grid.size() < 1 || grid.size() > 3)
     throw LaunchError("a grid has 1 to 3 dimensions");
   std::array<uint32_t, 3> g{1, 1, 1};
@@ -195,10 +198,151 @@ private:
   std::exception_ptr pending;
 };
 
-/// A compiled GPU kernel loaded on a device, ready to launch.
+/// A compiled kernel loaded on a device, ready to launch. It keeps its device alive (the
+/// module is unloaded through it), whoever holds it.
 struct LoadedKernel {
+  std::shared_ptr<Device> device; // destroyed after the module
   std::shared_ptr<GpuModule> module;
   const GpuModule::Kernel *kernel;
+};
+
+/// wavetile.LaunchError, once the module has registered it.
+PyObject *launchErrorType = PyExc_RuntimeError;
+
+/// The launch fast path of a Python kernel, for `kernel[grid](*args)` without keywords: the
+/// specialization key (per pointer argument, its dtype object and whether its tensor is under
+/// 2 GiB) is computed and matched here, and the launch goes straight to the loaded kernel.
+/// Anything else (keywords, a key not built yet, a callable grid) goes to the Python launcher,
+/// which specializes and registers what it built with `add`. The entry point is a plain
+/// CPython vectorcall function (`entry()`): pybind11's dispatch would cost more than the rest.
+class Dispatcher {
+public:
+  Dispatcher(std::vector<size_t> pointerSlots, size_t argumentCount, py::object slowPath)
+      : pointerSlots(std::move(pointerSlots)), argumentCount(argumentCount), slowPath(std::move(slowPath)) {}
+
+  void add(const std::vector<py::object> &dtypes, const std::vector<bool> &within, bool onGpu,
+           const LoadedKernel &kernel) {
+    entries.push_back(Entry{dtypes, within, onGpu, kernel});
+  }
+
+  /// `f(grid, *args, **kwargs)` as a builtin function bound to this dispatcher.
+  py::object entry(const py::object &self) {
+    static PyMethodDef definition{"launch", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&call)),
+                                  METH_FASTCALL | METH_KEYWORDS, "kernel[grid](*args): launch"};
+    // The function holds the Python wrapper of this dispatcher, which keeps it alive.
+    return py::reinterpret_steal<py::object>(PyCFunction_NewEx(&definition, self.ptr(), nullptr));
+  }
+
+private:
+  struct Entry {
+    std::vector<py::object> dtypes; // None for int addresses
+    std::vector<bool> within;
+    bool onGpu;
+    LoadedKernel kernel;
+  };
+
+  static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    try {
+      auto &dispatcher = py::cast<Dispatcher &>(py::handle(self));
+      return dispatcher.launch(args, nargs, kwnames);
+    } catch (py::error_already_set &e) {
+      e.restore();
+    } catch (const LaunchError &e) {
+      PyErr_SetString(launchErrorType, e.what());
+    } catch (const std::exception &e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+    return nullptr;
+  }
+
+  PyObject *launch(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    PyObject *grid = nargs > 0 ? args[0] : nullptr;
+    if (kwnames || size_t(nargs) != argumentCount + 1 || !(PyTuple_Check(grid) || PyLong_Check(grid)))
+      return PyObject_Vectorcall(slowPath.ptr(), args, size_t(nargs), kwnames);
+    PyObject *const *values = args + 1;
+    // The key, without building Python objects.
+    PyObject *dtypes[kMaxArguments];
+    bool within[kMaxArguments];
+    for (size_t i = 0; i < pointerSlots.size(); ++i) {
+      PyObject *arg = values[pointerSlots[i]];
+      dtypes[i] = PyObject_GetAttr(arg, dtypeName());
+      within[i] = false;
+      if (!dtypes[i]) { // an int address
+        PyErr_Clear();
+        continue;
+      }
+      Py_DECREF(dtypes[i]); // the tensor keeps its dtype alive for the call
+      PyObject *nbytes = PyObject_GetAttr(arg, nbytesName());
+      if (!nbytes)
+        return nullptr;
+      within[i] = PyLong_AsUnsignedLongLong(nbytes) < (uint64_t(1) << 31);
+      Py_DECREF(nbytes);
+    }
+    const Entry *entry = find(dtypes, within);
+    if (!entry)
+      return PyObject_Vectorcall(slowPath.ptr(), args, size_t(nargs), kwnames);
+    uintptr_t stream = 0;
+    if (entry->onGpu && !currentTorchStream(&stream))
+      return nullptr;
+    KernelArg converted[kMaxArguments];
+    py::tuple tuple = py::reinterpret_steal<py::tuple>(PyTuple_New(nargs - 1));
+    for (Py_ssize_t i = 0; i + 1 < nargs; ++i)
+      PyTuple_SET_ITEM(tuple.ptr(), i, py::handle(values[i]).inc_ref().ptr());
+    convertArguments(entry->kernel.kernel->manifest().signature, tuple, converted);
+    std::string error;
+    if (!entry->kernel.kernel->launch(gridOf(py::reinterpret_borrow<py::object>(grid)), converted, size_t(nargs - 1),
+                                      reinterpret_cast<void *>(stream), &error))
+      throw LaunchError(error);
+    Py_RETURN_NONE;
+  }
+
+  // Interned once and never released: they outlive the interpreter's shutdown.
+  static PyObject *dtypeName() {
+    static PyObject *name = PyUnicode_InternFromString("dtype");
+    return name;
+  }
+  static PyObject *nbytesName() {
+    static PyObject *name = PyUnicode_InternFromString("nbytes");
+    return name;
+  }
+
+  const Entry *find(PyObject *const *dtypes, const bool *within) const {
+    for (const Entry &e : entries) {
+      bool match = true;
+      for (size_t i = 0; match && i < pointerSlots.size(); ++i) {
+        PyObject *want = e.dtypes[i].is_none() ? nullptr : e.dtypes[i].ptr();
+        match = within[i] == e.within[i] &&
+                (dtypes[i] == want || (dtypes[i] && want && PyObject_RichCompareBool(dtypes[i], want, Py_EQ) == 1));
+      }
+      if (match)
+        return &e;
+    }
+    return nullptr;
+  }
+
+  /// torch's current raw CUDA stream, through the C functions torch itself uses.
+  bool currentTorchStream(uintptr_t *stream) {
+    if (!getStream) {
+      py::object torchC = py::module_::import("torch").attr("_C");
+      getDevice = torchC.attr("_cuda_getDevice");
+      getStream = torchC.attr("_cuda_getCurrentRawStream");
+    }
+    PyObject *device = PyObject_CallNoArgs(getDevice.ptr());
+    if (!device)
+      return false;
+    PyObject *raw = PyObject_CallOneArg(getStream.ptr(), device);
+    Py_DECREF(device);
+    if (!raw)
+      return false;
+    *stream = uintptr_t(PyLong_AsUnsignedLongLong(raw));
+    Py_DECREF(raw);
+    return true;
+  }
+
+  std::vector<size_t> pointerSlots;
+  size_t argumentCount;
+  py::object slowPath, getDevice, getStream;
+  std::vector<Entry> entries;
 };
 
 } // namespace
@@ -206,7 +350,7 @@ struct LoadedKernel {
 PYBIND11_MODULE(_wavetile, m) {
   m.doc() = "Wavetile: the DSL, the compiler and the runtime";
   py::register_exception<CompilationError>(m, "CompilationError");
-  py::register_exception<LaunchError>(m, "LaunchError");
+  launchErrorType = py::register_exception<LaunchError>(m, "LaunchError").ptr();
 
   py::enum_<DType> dtype(m, "DType");
   for (DType d : {DType::i1, DType::i8, DType::i16, DType::i32, DType::i64, DType::f16, DType::bf16, DType::f32,
@@ -472,8 +616,13 @@ PYBIND11_MODULE(_wavetile, m) {
         const GpuModule::Kernel *k = module->kernel(kernel, &error);
         if (!k)
           throw LaunchError(error);
-        return LoadedKernel{module, k};
-      }, py::keep_alive<0, 1>());
+        return LoadedKernel{device, module, k};
+      });
+
+  py::class_<Dispatcher>(m, "Dispatcher")
+      .def(py::init<std::vector<size_t>, size_t, py::object>())
+      .def("add", &Dispatcher::add)
+      .def("entry", [](py::object self) { return self.cast<Dispatcher &>().entry(self); });
 
   py::class_<LoadedKernel>(m, "LoadedKernel")
       .def("launch", [](const LoadedKernel &k, const py::sequence &grid, const py::tuple &values, uintptr_t stream) {

@@ -52,6 +52,21 @@ def test_vector_add_on_the_host():
     assert np.isnan(out[n:]).all()
 
 
+def test_repeated_launches_take_the_fast_path():
+    r = rng()
+    n = 3000
+    x = r.standard_normal(n).astype(np.float32)
+    for grid in ((wt.cdiv(n, kernels.ADD_BLOCK),), wt.cdiv(n, kernels.ADD_BLOCK)):  # tuple and int grids
+        for _ in range(3):  # the first launch specializes; the others are matched in C++
+            y = r.standard_normal(n).astype(np.float32)
+            out = np.full(n, np.nan, np.float32)
+            kernels.vector_add[grid](x, y, out, n)
+            np.testing.assert_array_equal(out, x + y)
+    # A pointer of another dtype is another key: the fast path hands it to the Python launcher.
+    with pytest.raises(wt.LaunchError, match="points to f32, got a tensor of float64"):
+        kernels.vector_add[1](x, np.zeros(n), out, n)
+
+
 def test_softmax_on_the_host():
     rows, cols, stride = 5, 3001, 3008
     r = rng()

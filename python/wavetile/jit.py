@@ -86,6 +86,9 @@ class Kernel:
         self._pointer_slots = [i for i, (_, a) in enumerate(self.function.runtime_params)
                                if isinstance(a, language._PointerType)]
         self._runtime_count = len(self.function.runtime_params)
+        # kernel[grid](*args) without keywords is matched and launched in C++ once built.
+        self._dispatcher = _C.Dispatcher(self._pointer_slots, self._runtime_count, self.launch)
+        self._entry = self._dispatcher.entry()
         self._specializations = {}
         self.last_compile = None
 
@@ -107,7 +110,7 @@ class Kernel:
         return self.module(constants).str(with_locations)
 
     def __getitem__(self, grid):
-        return functools.partial(self.launch, grid)
+        return functools.partial(self._entry, grid)
 
     def launch(self, grid, *args, **kwargs):
         # The hot path: a few attribute reads per pointer, one dict lookup, one C++ call.
@@ -130,6 +133,8 @@ class Kernel:
         if entry is None:
             entry = self._specialize(args, key[1:2 * len(self._pointer_slots):2], kwargs, *options)
             self._specializations[key] = entry
+            if not kwargs and stream is None and options == (self.num_warps, self.num_stages):
+                self._dispatcher.add(list(key[0::2]), list(key[1::2]), *entry)
         if callable(grid):
             grid = grid(kwargs)
         elif isinstance(grid, int):
