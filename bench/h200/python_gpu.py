@@ -63,6 +63,20 @@ def numerics():
     exact = torch.equal(out[:n], x + y) and bool(out[n:].isnan().all())
     check("vector_add", exact, f"n={n}: {'bit-exact vs x + y' if exact else 'differs'}, guards untouched")
 
+    # Views 4 bytes past 16-byte boundaries, and n a multiple of 16 on aligned tensors: each is
+    # its own specialization (run-time alignment checks kept, or dropped).
+    base = [torch.randn(n + 8, device="cuda", generator=g) for _ in range(3)]
+    xs, ys, outs = (b[1:n + 1] for b in base)
+    outs.fill_(float("nan"))
+    kernels.vector_add[(wt.cdiv(n, kernels.ADD_BLOCK),)](xs, ys, outs, n)
+    m16 = (n // 16) * 16
+    out16 = torch.full((m16,), float("nan"), device="cuda")
+    kernels.vector_add[(wt.cdiv(m16, kernels.ADD_BLOCK),)](x[:m16], y[:m16], out16, m16)
+    torch.cuda.synchronize()
+    ok = torch.equal(outs, xs + ys) and torch.equal(out16, x[:m16] + y[:m16])
+    check("vector_add misaligned / aligned+divisible", ok,
+          f"views at +4 bytes (n={n}) and 16-aligned n={m16}: bit-exact")
+
     rows, cols, stride = 37, 3001, 3008
     sx = torch.randn(rows, stride, device="cuda", generator=g) * 4
     so = torch.full((rows, stride), float("nan"), device="cuda")
@@ -233,7 +247,7 @@ def main():
     numerics()
     graph_capture()
     launch_overhead()
-    report(f"\n{4 - failures} passed, {failures} failed")
+    report(f"\n{5 - failures} passed, {failures} failed")
     out = os.environ.get("OUT")
     if out:
         open(os.path.join(out, "python_gpu.md"), "w").write("\n".join(lines) + "\n")

@@ -1250,6 +1250,35 @@ Pointer KernelBuilder::pointer(const std::string &name, DType element, Reach rea
   return p;
 }
 
+/// Records tile.divisibility on the kernel argument behind `value`.
+static void assumeDivisibility(ModuleBuilder::State &s, mlir::Value value, int64_t divisor, const char *what,
+                               const SourceLoc &loc) {
+  auto arg = mlir::dyn_cast_or_null<mlir::BlockArgument>(value);
+  if (!arg || arg.getOwner() != &s.kernel.getBody().front()) {
+    fail(loc, std::string(what) + " applies to the kernel's own arguments");
+    return;
+  }
+  if (divisor < 1 || (divisor & (divisor - 1))) {
+    fail(loc, std::string(what) + " needs a power of two, got " + std::to_string(divisor));
+    return;
+  }
+  s.kernel.setArgAttr(arg.getArgNumber(), wavetile::tile::TileDialect::kDivisibilityAttrName,
+                      s.builder.getI64IntegerAttr(divisor));
+}
+
+void KernelBuilder::assumeAligned(Pointer pointer, int64_t bytes, SourceLoc loc) {
+  assumeDivisibility(owner->state(), mlir::Value::getFromOpaquePointer(pointer.handle), bytes, "assumeAligned", loc);
+}
+
+void KernelBuilder::assumeDivisible(Value integerArgument, int64_t divisor, SourceLoc loc) {
+  mlir::Value v = unwrap(integerArgument);
+  if (v && !v.getType().isSignlessInteger()) {
+    fail(loc, "assumeDivisible applies to integer arguments");
+    return;
+  }
+  assumeDivisibility(owner->state(), v, divisor, "assumeDivisible", loc);
+}
+
 Value KernelBuilder::scalar(const std::string &name, DType dtype, SourceLoc loc) {
   if (dtype != DType::i32 && dtype != DType::i64 && dtype != DType::f32 && dtype != DType::f64)
     return fail(loc, "scalar argument '" + name + "' must be i32, i64, f32 or f64, got " + dtypeName(dtype));

@@ -217,12 +217,16 @@ PyObject *launchErrorType = PyExc_RuntimeError;
 /// CPython vectorcall function (`entry()`): pybind11's dispatch would cost more than the rest.
 class Dispatcher {
 public:
-  Dispatcher(std::vector<size_t> pointerSlots, size_t argumentCount, py::object slowPath)
-      : pointerSlots(std::move(pointerSlots)), argumentCount(argumentCount), slowPath(std::move(slowPath)) {}
+  Dispatcher(std::vector<size_t> pointerSlots, std::vector<size_t> integerSlots, size_t argumentCount,
+             py::object slowPath)
+      : pointerSlots(std::move(pointerSlots)), integerSlots(std::move(integerSlots)), argumentCount(argumentCount),
+        slowPath(std::move(slowPath)) {}
 
-  void add(const std::vector<py::object> &dtypes, const std::vector<bool> &within, bool onGpu,
-           const LoadedKernel &kernel) {
-    entries.push_back(Entry{dtypes, within, onGpu, kernel});
+  /// A built specialization: per pointer its dtype (None for addresses) and 2 GiB bit, then
+  /// per pointer and per integer argument whether it is 16-aligned / a multiple of 16.
+  void add(const std::vector<py::object> &dtypes, const std::vector<bool> &within, const std::vector<bool> &facts,
+           bool onGpu, const LoadedKernel &kernel) {
+    entries.push_back(Entry{dtypes, within, facts, onGpu, kernel});
   }
 
   /// `f(grid, *args, **kwargs)` as a builtin function bound to this dispatcher.
@@ -236,7 +240,7 @@ public:
 private:
   struct Entry {
     std::vector<py::object> dtypes; // None for int addresses
-    std::vector<bool> within;
+    std::vector<bool> within, facts;
     bool onGpu;
     LoadedKernel kernel;
   };
@@ -278,17 +282,26 @@ private:
       within[i] = PyLong_AsUnsignedLongLong(nbytes) < (uint64_t(1) << 31);
       Py_DECREF(nbytes);
     }
-    const Entry *entry = find(dtypes, within);
+    if (entries.empty())
+      return PyObject_Vectorcall(slowPath.ptr(), args, size_t(nargs), kwnames);
+    // Every specialization has the same parameters: convert once, then read the facts.
+    KernelArg converted[kMaxArguments];
+    py::tuple tuple = py::reinterpret_steal<py::tuple>(PyTuple_New(nargs - 1));
+    for (Py_ssize_t i = 0; i + 1 < nargs; ++i)
+      PyTuple_SET_ITEM(tuple.ptr(), i, py::handle(values[i]).inc_ref().ptr());
+    convertArguments(entries.front().kernel.kernel->manifest().signature, tuple, converted);
+    bool facts[kMaxArguments];
+    size_t f = 0;
+    for (size_t slot : pointerSlots)
+      facts[f++] = reinterpret_cast<uintptr_t>(converted[slot].pointer) % 16 == 0;
+    for (size_t slot : integerSlots)
+      facts[f++] = (converted[slot].kind == ArgKind::I64 ? converted[slot].i64 : converted[slot].i32) % 16 == 0;
+    const Entry *entry = find(dtypes, within, facts);
     if (!entry)
       return PyObject_Vectorcall(slowPath.ptr(), args, size_t(nargs), kwnames);
     uintptr_t stream = 0;
     if (entry->onGpu && !currentTorchStream(&stream))
       return nullptr;
-    KernelArg converted[kMaxArguments];
-    py::tuple tuple = py::reinterpret_steal<py::tuple>(PyTuple_New(nargs - 1));
-    for (Py_ssize_t i = 0; i + 1 < nargs; ++i)
-      PyTuple_SET_ITEM(tuple.ptr(), i, py::handle(values[i]).inc_ref().ptr());
-    convertArguments(entry->kernel.kernel->manifest().signature, tuple, converted);
     std::string error;
     if (!entry->kernel.kernel->launch(gridOf(py::reinterpret_borrow<py::object>(grid)), converted, size_t(nargs - 1),
                                       reinterpret_cast<void *>(stream), &error))
@@ -306,9 +319,9 @@ private:
     return name;
   }
 
-  const Entry *find(PyObject *const *dtypes, const bool *within) const {
+  const Entry *find(PyObject *const *dtypes, const bool *within, const bool *facts) const {
     for (const Entry &e : entries) {
-      bool match = true;
+      bool match = std::equal(e.facts.begin(), e.facts.end(), facts);
       for (size_t i = 0; match && i < pointerSlots.size(); ++i) {
         PyObject *want = e.dtypes[i].is_none() ? nullptr : e.dtypes[i].ptr();
         match = within[i] == e.within[i] &&
@@ -339,7 +352,7 @@ private:
     return true;
   }
 
-  std::vector<size_t> pointerSlots;
+  std::vector<size_t> pointerSlots, integerSlots;
   size_t argumentCount;
   py::object slowPath, getDevice, getStream;
   std::vector<Entry> entries;
@@ -423,11 +436,21 @@ PYBIND11_MODULE(_wavetile, m) {
            }),
            py::arg("name"), py::arg("num_warps") = 4, py::arg("num_stages") = 1)
       .def("pointer",
-           [](KernelBuild &b, const std::string &name, DType d, bool within2GiB) {
-             return b.kernel->pointer(name, d, within2GiB ? Reach::within2GiB : Reach::unbounded);
+           [](KernelBuild &b, const std::string &name, DType d, bool within2GiB, int64_t alignment) {
+             Pointer p = b.kernel->pointer(name, d, within2GiB ? Reach::within2GiB : Reach::unbounded);
+             if (alignment > 1)
+               b.kernel->assumeAligned(p, alignment);
+             return p;
            },
-           py::arg("name"), py::arg("dtype"), py::arg("within_2gib") = false)
-      .def("scalar", [](KernelBuild &b, const std::string &name, DType d) { return b.kernel->scalar(name, d); })
+           py::arg("name"), py::arg("dtype"), py::arg("within_2gib") = false, py::arg("alignment") = 0)
+      .def("scalar",
+           [](KernelBuild &b, const std::string &name, DType d, int64_t divisor) {
+             Value v = b.kernel->scalar(name, d);
+             if (divisor > 1)
+               b.kernel->assumeDivisible(v, divisor);
+             return v;
+           },
+           py::arg("name"), py::arg("dtype"), py::arg("divisibility") = 0)
       .def("param", [](KernelBuild &b, const std::string &name, int64_t v) { return b.kernel->param(name, v); })
       .def("finish", [](KernelBuild &b) {
         b.kernel.reset(); // closes the kernel
@@ -620,7 +643,7 @@ PYBIND11_MODULE(_wavetile, m) {
       });
 
   py::class_<Dispatcher>(m, "Dispatcher")
-      .def(py::init<std::vector<size_t>, size_t, py::object>())
+      .def(py::init<std::vector<size_t>, std::vector<size_t>, size_t, py::object>())
       .def("add", &Dispatcher::add)
       .def("entry", [](py::object self) { return self.cast<Dispatcher &>().entry(self); });
 

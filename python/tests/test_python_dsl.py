@@ -67,6 +67,28 @@ def test_repeated_launches_take_the_fast_path():
         kernels.vector_add[1](x, np.zeros(n), out, n)
 
 
+def test_launches_specialize_on_alignment():
+    n = 4096  # a multiple of 16
+    r = rng()
+    backing = r.standard_normal(3 * (n + 16)).astype(np.float32)
+    aligned = [np.zeros(n + 16, np.float32) for _ in range(3)]
+    for buffer, lo in zip(aligned, range(3)):
+        buffer[:] = backing[lo * (n + 16):(lo + 1) * (n + 16)]
+    x, y, out = (a[:n] for a in aligned)
+    assert x.__array_interface__["data"][0] % 16 == 0  # numpy allocates aligned
+    xs, ys, outs = (a[1:n + 1] for a in aligned)   # 4 bytes past: not 16-byte aligned
+    before = len(kernels.vector_add._specializations)
+    for xa, ya, oa, count in ((x, y, out, n), (xs, ys, outs, n), (x, y, out, n - 1)):
+        oa[:] = np.nan
+        kernels.vector_add[(wt.cdiv(count, kernels.ADD_BLOCK),)](xa, ya, oa, count)
+        np.testing.assert_array_equal(oa[:count], xa[:count] + ya[:count])
+    assert len(kernels.vector_add._specializations) - before <= 3
+    # The facts reach the IR as tile.divisibility on the arguments.
+    known = kernels.vector_add.module(facts={"x": 16, "y": 16, "out": 16, "n": 16})
+    assert known.str().count("tile.divisibility = 16") == 4
+    assert "tile.divisibility" not in kernels.vector_add.module().str()
+
+
 def test_softmax_on_the_host():
     rows, cols, stride = 5, 3001, 3008
     r = rng()

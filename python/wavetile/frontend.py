@@ -409,8 +409,11 @@ class KernelFunction:
         self.runtime_params = [(n, a) for n, a, _ in self.params if a is not language.constexpr]
         self.constexpr_params = [(n, d) for n, a, d in self.params if a is language.constexpr]
 
-    def build(self, constants, within_2gib=(), num_warps=4, num_stages=1):
-        """The kernel's module for these constexpr values and pointer promises."""
+    def build(self, constants, within_2gib=(), num_warps=4, num_stages=1, facts=None):
+        """The kernel's module for these constexpr values and pointer promises. `facts` maps
+        runtime argument names to what the launch's specialization knows: a pointer's
+        alignment in bytes, or an integer's power-of-two divisor."""
+        facts = facts or {}
         build = _C.KernelBuild(self.name, num_warps=num_warps, num_stages=num_stages)
         arguments, pointer_index = {}, 0
         line, column = self.source.where(self.source.tree)
@@ -419,7 +422,8 @@ class KernelFunction:
             for name, annotation, _ in self.params:
                 if isinstance(annotation, language._PointerType):
                     within = bool(within_2gib[pointer_index]) if pointer_index < len(within_2gib) else False
-                    arguments[name] = build.pointer(name, annotation.dtype, within_2gib=within)
+                    arguments[name] = build.pointer(name, annotation.dtype, within_2gib=within,
+                                                    alignment=facts.get(name, 0))
                     pointer_index += 1
                 elif annotation is language.constexpr:
                     value = constants[name]
@@ -427,7 +431,7 @@ class KernelFunction:
                         build.param(name, int(value))
                     arguments[name] = value
                 else:
-                    arguments[name] = build.scalar(name, annotation)
+                    arguments[name] = build.scalar(name, annotation, divisibility=facts.get(name, 0))
         finally:
             _C.pop_location()
         builder = KernelBuilder(self.source, build, arguments)

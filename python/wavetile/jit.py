@@ -42,6 +42,25 @@ def _dtype_of(tensor):
     return _TORCH_DTYPES.get(name) or _NUMPY_DTYPES.get(name)
 
 
+# Launches specialize on whether each pointer is 16-byte aligned and each integer argument a
+# multiple of 16: the compiler then drops run-time alignment checks around vector accesses.
+_ALIGNMENT = 16
+
+
+def _address_of(p):
+    if isinstance(p, int):
+        return p
+    if hasattr(p, "data_ptr"):
+        return p.data_ptr()
+    return p.__array_interface__["data"][0] if hasattr(p, "__array_interface__") else 1
+
+
+def _alignment_facts(args, pointer_slots, integer_slots):
+    """Per pointer then per integer argument: aligned to / a multiple of 16."""
+    return tuple([_address_of(args[i]) % _ALIGNMENT == 0 for i in pointer_slots] +
+                 [isinstance(args[i], int) and args[i] % _ALIGNMENT == 0 for i in integer_slots])
+
+
 class _Target:
     """A device and the JIT for it, opened on first use: the process's GPU, or the host."""
 
@@ -86,14 +105,17 @@ class Kernel:
         self._pointer_slots = [i for i, (_, a) in enumerate(self.function.runtime_params)
                                if isinstance(a, language._PointerType)]
         self._runtime_count = len(self.function.runtime_params)
+        self._integer_slots = [i for i, (_, a) in enumerate(self.function.runtime_params)
+                               if a in (language.i32, language.i64)]
         # kernel[grid](*args) without keywords is matched and launched in C++ once built.
-        self._dispatcher = _C.Dispatcher(self._pointer_slots, self._runtime_count, self.launch)
+        self._dispatcher = _C.Dispatcher(self._pointer_slots, self._integer_slots, self._runtime_count, self.launch)
         self._entry = self._dispatcher.entry()
         self._specializations = {}
         self.last_compile = None
 
-    def module(self, constants=None, within_2gib=(), num_warps=None, num_stages=None):
-        """The compiled tile module for constexpr `constants` (defaults filled in)."""
+    def module(self, constants=None, within_2gib=(), num_warps=None, num_stages=None, facts=None):
+        """The compiled tile module for constexpr `constants` (defaults filled in); see
+        KernelFunction.build for `within_2gib` and `facts`."""
         values = {}
         for name, default in self.function.constexpr_params:
             if constants and name in constants:
@@ -104,7 +126,7 @@ class Kernel:
                 raise CompilationError(f"{self.function.source.file}: error: constexpr '{name}' of "
                                        f"'{self.__name__}' needs a value")
         return self.function.build(values, within_2gib, num_warps or self.num_warps,
-                                   num_stages or self.num_stages)
+                                   num_stages or self.num_stages, facts)
 
     def ir(self, with_locations=False, **constants):
         return self.module(constants).str(with_locations)
@@ -124,6 +146,8 @@ class Kernel:
             dtype = getattr(p, "dtype", None)
             key.append(dtype)
             key.append(dtype is not None and p.nbytes < _TWO_GIB)
+        facts = _alignment_facts(args, self._pointer_slots, self._integer_slots)
+        key.append(facts)
         if kwargs:
             stream = kwargs.pop("stream", None)
             options = (kwargs.pop("num_warps", self.num_warps), kwargs.pop("num_stages", self.num_stages))
@@ -131,10 +155,11 @@ class Kernel:
         key = tuple(key)
         entry = self._specializations.get(key)
         if entry is None:
-            entry = self._specialize(args, key[1:2 * len(self._pointer_slots):2], kwargs, *options)
+            pointer_key = key[:2 * len(self._pointer_slots)]
+            entry = self._specialize(args, pointer_key[1::2], facts, kwargs, *options)
             self._specializations[key] = entry
             if not kwargs and stream is None and options == (self.num_warps, self.num_stages):
-                self._dispatcher.add(list(key[0::2]), list(key[1::2]), *entry)
+                self._dispatcher.add(list(pointer_key[0::2]), list(pointer_key[1::2]), list(facts), *entry)
         if callable(grid):
             grid = grid(kwargs)
         elif isinstance(grid, int):
@@ -148,7 +173,7 @@ class Kernel:
             stream = stream.cuda_stream
         launcher.launch(grid, args, stream)
 
-    def _specialize(self, args, within, constants, num_warps, num_stages):
+    def _specialize(self, args, within, facts, constants, num_warps, num_stages):
         pointers = [args[i] for i in self._pointer_slots]
         on_gpu = [bool(getattr(p, "is_cuda", False)) for p in pointers]
         if any(on_gpu) and not all(on_gpu):
@@ -167,7 +192,10 @@ class Kernel:
         unknown = set(constants) - {n for n, _ in self.function.constexpr_params}
         if unknown:
             raise LaunchError(f"'{self.__name__}' has no constexpr named {', '.join(sorted(unknown))}")
-        module = self.module(constants, within, num_warps, num_stages)
+        names = [n for n, _ in self.function.runtime_params]
+        slots = self._pointer_slots + self._integer_slots
+        known = {names[i]: _ALIGNMENT for i, fact in zip(slots, facts) if fact}
+        module = self.module(constants, within, num_warps, num_stages, known)
         target = (_GPU if pointers and all(on_gpu) else _HOST).get()
         image, manifest, source, seconds = target.jit.compile(module)
         self.last_compile = (source, seconds)  # "compiled" / "disk" / "memory", and the time it took

@@ -38,6 +38,24 @@ TEST(DslDiagnostics, MismatchedDTypesPointAtTheExpression) {
   EXPECT_NE(errors.find("different dtypes f32 and bf16"), std::string::npos) << errors;
 }
 
+TEST(DslDiagnostics, SpecializationFactsApplyToArgumentsOnly) {
+  int line = 0;
+  std::string errors = diagnosticsOf([&](KernelBuilder &k) {
+    Pointer x = k.pointer("x", DType::f32);
+    Value n = k.scalar("n", DType::i32), f = k.scalar("f", DType::f32);
+    k.assumeAligned(x, 16);
+    k.assumeDivisible(n, 16);
+    line = __LINE__ + 1;
+    k.assumeDivisible(n * 2, 16);
+    k.assumeAligned(x, 12);
+    k.assumeDivisible(f, 4);
+  });
+  EXPECT_NE(errors.find(here(line)), std::string::npos) << errors;
+  EXPECT_NE(errors.find("error: assumeDivisible applies to the kernel's own arguments"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("assumeAligned needs a power of two, got 12"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("assumeDivisible applies to integer arguments"), std::string::npos) << errors;
+}
+
 TEST(DslDiagnostics, ShapesThatDoNotBroadcast) {
   int line = 0;
   std::string errors = diagnosticsOf([&](KernelBuilder &) {

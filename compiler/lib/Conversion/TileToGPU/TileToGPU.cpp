@@ -43,10 +43,27 @@ constexpr unsigned kBufferResourceAddressSpace = 8; // AMDGPU buffer resource: p
 constexpr int32_t kCdnaBufferFlags = 0x00027000;
 
 /// Along a tile's last dimension: runs of `contiguous` elements that step by +1, and runs
-/// of `constant` equal elements; both runs start at multiples of their length.
+/// of `constant` equal elements; both runs start at multiples of their length. Every element
+/// that starts a contiguous run is a multiple of `divisibility` (a power of two).
 struct Contiguity {
-  int64_t contiguous = 1, constant = 1;
+  int64_t contiguous = 1, constant = 1, divisibility = 1;
 };
+
+/// The largest divisibility tracked (beyond it, a value is as good as 0).
+constexpr int64_t kMaxDivisibility = int64_t(1) << 16;
+
+/// The power of two dividing `v` (capped; 0 is divisible by anything).
+int64_t powerOfTwoDividing(int64_t v) {
+  if (v == 0)
+    return kMaxDivisibility;
+  return std::min<int64_t>(kMaxDivisibility, int64_t(1) << llvm::countr_zero(uint64_t(v)));
+}
+
+/// Divisibility of the elements at positions that are multiples of `run` along the last
+/// dimension.
+int64_t divisibilityAt(const Contiguity &c, int64_t run) {
+  return run >= c.contiguous ? c.divisibility : std::min(c.divisibility, run);
+}
 
 /// Per-kernel facts the patterns share.
 struct KernelContext {
@@ -57,7 +74,37 @@ struct KernelContext {
   Value scratch;                         // workgroup memref<Nxi8> for movement and reductions
   llvm::DenseMap<Operation *, Value> sharedBuffers; // tile.shared_alloc -> workgroup memref
   llvm::DenseMap<Value, Contiguity> contiguity; // integer tiles of the original IR
+  /// Kernel arguments with `tile.divisibility`: pointers aligned to, or integers multiples
+  /// of, that many (bytes for pointers); keyed by the values the kernel's ops use.
+  llvm::DenseMap<Value, int64_t> argumentDivisibility;
 };
+
+/// The power of two an i32 scalar of the original IR is known to be a multiple of.
+int64_t scalarDivisibility(const KernelContext &ctx, Value v, int depth = 0) {
+  if (depth > 8)
+    return 1;
+  if (auto it = ctx.argumentDivisibility.find(v); it != ctx.argumentDivisibility.end())
+    return it->second;
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    // A loop's induction variable: lower bound plus multiples of the step.
+    if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()); loop && arg.getArgNumber() == 0)
+      return std::min(scalarDivisibility(ctx, loop.getLowerBound(), depth + 1),
+                      scalarDivisibility(ctx, loop.getStep(), depth + 1));
+    return 1;
+  }
+  Operation *op = v.getDefiningOp();
+  APInt constant;
+  if (matchPattern(v, m_ConstantInt(&constant)))
+    return powerOfTwoDividing(constant.getSExtValue());
+  auto operand = [&](unsigned i) { return scalarDivisibility(ctx, op->getOperand(i), depth + 1); };
+  if (isa<arith::AddIOp, arith::SubIOp>(op))
+    return std::min(operand(0), operand(1));
+  if (isa<arith::MulIOp>(op))
+    return std::min(kMaxDivisibility, operand(0) * operand(1));
+  if (isa<arith::ExtSIOp, arith::ExtUIOp>(op))
+    return operand(0);
+  return 1;
+}
 
 //===----------------------------------------------------------------------===//
 // Contiguity of integer tiles (what makes vector memory accesses possible)
@@ -83,35 +130,50 @@ void analyzeContiguity(Operation *root, KernelContext &ctx) {
       c.contiguous = last;
       if (arange.getStart() % last != 0) // runs must start at multiples of their length
         c.contiguous = int64_t(1) << llvm::countr_zero(uint64_t(arange.getStart()) | uint64_t(last));
-    } else if (isa<SplatOp>(op) || (isa<arith::ConstantOp>(op) &&
-                                    isa<SplatElementsAttr>(cast<arith::ConstantOp>(op).getValue()))) {
+      c.divisibility = std::min(powerOfTwoDividing(arange.getStart()), c.contiguous == last ? kMaxDivisibility
+                                                                                           : c.contiguous);
+    } else if (auto splat = dyn_cast<SplatOp>(op)) {
       c.constant = last;
-    } else if (isa<arith::AddIOp>(op)) {
+      c.divisibility = scalarDivisibility(ctx, splat.getOperand());
+    } else if (auto constant = dyn_cast<arith::ConstantOp>(op);
+               constant && isa<SplatElementsAttr>(constant.getValue())) {
+      c.constant = last;
+      c.divisibility = powerOfTwoDividing(cast<SplatElementsAttr>(constant.getValue()).getSplatValue<APInt>().getSExtValue());
+    } else if (isa<arith::AddIOp, arith::SubIOp>(op)) {
       Contiguity a = in(0), b = in(1);
-      c.contiguous = std::max(std::min(a.contiguous, b.constant), std::min(b.contiguous, a.constant));
+      c.contiguous = isa<arith::SubIOp>(op) ? std::min(a.contiguous, b.constant)
+                                            : std::max(std::min(a.contiguous, b.constant),
+                                                       std::min(b.contiguous, a.constant));
       c.constant = std::min(a.constant, b.constant);
-    } else if (isa<arith::SubIOp>(op)) {
-      Contiguity a = in(0), b = in(1);
-      c.contiguous = std::min(a.contiguous, b.constant);
+      c.divisibility = std::min(divisibilityAt(a, c.contiguous), divisibilityAt(b, c.contiguous));
+    } else if (isa<arith::MulIOp>(op)) {
+      Contiguity a = in(0), b = in(1); // products of single elements
       c.constant = std::min(a.constant, b.constant);
-    } else if (isa<arith::MulIOp, arith::CmpIOp, arith::AndIOp, arith::OrIOp, arith::SelectOp,
-                   arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp>(op)) {
+      c.divisibility = std::min(kMaxDivisibility, divisibilityAt(a, 1) * divisibilityAt(b, 1));
+    } else if (isa<arith::CmpIOp, arith::AndIOp, arith::OrIOp, arith::SelectOp, arith::ExtSIOp, arith::ExtUIOp,
+                   arith::TruncIOp>(op)) {
       c.constant = last;
       for (unsigned i = 0; i < op->getNumOperands(); ++i)
         if (isa<RankedTensorType>(op->getOperand(i).getType()))
           c.constant = std::min(c.constant, in(i).constant);
-      if (isa<arith::ExtSIOp, arith::ExtUIOp>(op))
-        c.contiguous = in(0).contiguous; // widening keeps +1 steps
+      if (isa<arith::ExtSIOp, arith::ExtUIOp>(op)) { // widening keeps +1 steps and factors
+        c.contiguous = in(0).contiguous;
+        c.divisibility = in(0).divisibility;
+      }
     } else if (isa<ConvertLayoutOp>(op)) {
       c = in(0);
     } else if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
       if (expand.getAxis() < int64_t(tile.getRank()) - 1)
         c = in(0);
+      else // a new last dimension of 1: every element stands alone
+        c.divisibility = divisibilityAt(in(0), 1);
     } else if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
-      if (broadcast.getSource().getType().getShape().back() == 1)
+      if (broadcast.getSource().getType().getShape().back() == 1) {
         c.constant = last;
-      else
+        c.divisibility = divisibilityAt(in(0), 1);
+      } else {
         c = in(0);
+      }
     }
     ctx.contiguity[op->getResult(0)] = c;
   });
@@ -1053,13 +1115,29 @@ public:
                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, last, count));
   }
 
+  /// What is known before run time: the base address's alignment in bytes (0: only the
+  /// element's) and the divisibility of the offsets (from a kernel's specialization).
+  GlobalAccess &assume(int64_t baseAlignment, const Contiguity &offsets) {
+    this->baseAlignment = baseAlignment;
+    this->offsets = offsets;
+    return *this;
+  }
+
   /// Whether a group of `n` elements from `first` is aligned for one access: NVIDIA faults on
-  /// misaligned vectors; CDNA buffer accesses only need the offset aligned.
+  /// misaligned vectors; CDNA buffer accesses only need the offset aligned. Null when that is
+  /// known at compile time (the group starts at a multiple of `n` of an aligned base).
   Value groupAligned(OpBuilder &b, Location loc, Value first, int64_t n) const {
-    if (isView() && ctx.amd)
+    int64_t startDivisibility = divisibilityAt(offsets, n); // groups start at multiples of n
+    if (isView() && ctx.amd) {
+      if (startDivisibility % n == 0)
+        return {};
       return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                    arith::RemUIOp::create(b, loc, first, i32Const(b, loc, n)), i32Const(b, loc, 0));
-    return isAligned(b, loc, address(b, loc, first), bytesOf(element, n));
+    }
+    int64_t bytes = bytesOf(element, n);
+    if (std::min(baseAlignment, startDivisibility * bytesOf(element, 1)) >= bytes)
+      return {};
+    return isAligned(b, loc, address(b, loc, first), bytes);
   }
 
   /// Whether `n` elements from `first` are all in range and aligned for one access.
@@ -1156,7 +1234,18 @@ private:
   Value base;  // a global pointer; for a view, its base (AMD: its buffer resource)
   Value count; // a view's element count; null for pointers
   Type element;
+  int64_t baseAlignment = 0; // bytes known before run time (0: none beyond the element's)
+  Contiguity offsets;        // of the offsets the access is made with
 };
+
+/// The alignment in bytes a pointer (or a view's pointer) of the original IR is known to
+/// have from the kernel's specialization; 0 when nothing is known.
+int64_t pointerAlignment(const KernelContext &ctx, Value base) {
+  if (auto view = base.getDefiningOp<MakeBufferOp>())
+    base = view.getBase();
+  auto it = ctx.argumentDivisibility.find(base);
+  return it == ctx.argumentDivisibility.end() ? 0 : it->second;
+}
 
 /// The registers of a loaded vector, in the tile's element type.
 SmallVector<Value> unpackLoaded(OpBuilder &b, Location loc, Value vector, Type element) {
@@ -1235,7 +1324,9 @@ struct LoadLowering : GpuPattern<LoadOp> {
       return isa<VectorType>(other.getType()) ? extract(b, loc, other, r) : other;
     };
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    rw.replaceOp(op, loadTileFromGlobal(rw, loc, t, n, GlobalAccess::pointer(ctx, adaptor.getBase(), element),
+    GlobalAccess access = GlobalAccess::pointer(ctx, adaptor.getBase(), element);
+    access.assume(pointerAlignment(ctx, op.getBase()), contiguityOf(ctx, op.getOffsets()));
+    rw.replaceOp(op, loadTileFromGlobal(rw, loc, t, n, access,
                                         adaptor.getOffsets(), adaptor.getMask(), otherwise));
     return success();
   }
@@ -1248,7 +1339,9 @@ struct BufferLoadLowering : GpuPattern<BufferLoadOp> {
     ThreadTile t = threadTile(op.getType());
     Type element = t.type.getElementType();
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    rw.replaceOp(op, loadTileFromGlobal(rw, loc, t, n, GlobalAccess::view(rw, loc, ctx, adaptor.getBuffer(), element),
+    GlobalAccess access = GlobalAccess::view(rw, loc, ctx, adaptor.getBuffer(), element);
+    access.assume(pointerAlignment(ctx, op.getBuffer()), contiguityOf(ctx, op.getOffsets()));
+    rw.replaceOp(op, loadTileFromGlobal(rw, loc, t, n, access,
                                         adaptor.getOffsets(), adaptor.getMask(),
                                         [&](OpBuilder &b, int64_t) { return zeroOf(b, loc, element); }));
     return success();
@@ -1261,7 +1354,9 @@ struct StoreLowering : GpuPattern<StoreOp> {
     ThreadTile t = threadTile(op.getValue().getType());
     Type element = t.type.getElementType();
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    storeTileToGlobal(rw, op.getLoc(), ctx, t, n, GlobalAccess::pointer(ctx, adaptor.getBase(), element),
+    GlobalAccess access = GlobalAccess::pointer(ctx, adaptor.getBase(), element);
+    access.assume(pointerAlignment(ctx, op.getBase()), contiguityOf(ctx, op.getOffsets()));
+    storeTileToGlobal(rw, op.getLoc(), ctx, t, n, access,
                       adaptor.getOffsets(), adaptor.getMask(), adaptor.getValue());
     rw.eraseOp(op);
     return success();
@@ -1275,7 +1370,9 @@ struct BufferStoreLowering : GpuPattern<BufferStoreOp> {
     ThreadTile t = threadTile(op.getValue().getType());
     Type element = t.type.getElementType();
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    storeTileToGlobal(rw, loc, ctx, t, n, GlobalAccess::view(rw, loc, ctx, adaptor.getBuffer(), element),
+    GlobalAccess access = GlobalAccess::view(rw, loc, ctx, adaptor.getBuffer(), element);
+    access.assume(pointerAlignment(ctx, op.getBuffer()), contiguityOf(ctx, op.getOffsets()));
+    storeTileToGlobal(rw, loc, ctx, t, n, access,
                       adaptor.getOffsets(), adaptor.getMask(), adaptor.getValue());
     rw.eraseOp(op);
     return success();
@@ -1347,6 +1444,7 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
     GlobalAccess access = isa<BufferType>(op.getBase().getType())
                               ? GlobalAccess::view(rw, loc, ctx, adaptor.getBase(), element)
                               : GlobalAccess::pointer(ctx, adaptor.getBase(), element);
+    access.assume(pointerAlignment(ctx, op.getBase()), contiguityOf(ctx, op.getOffsets()));
     auto coords = coordinates(rw, loc, ctx, t);
     auto maskOf = [&](OpBuilder &b, int64_t r) {
       return adaptor.getMask() ? extract(b, loc, adaptor.getMask(), r) : Value();
@@ -2402,6 +2500,9 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
       if (oldArg.getType() != newArg.getType())
         bridged = UnrealizedConversionCastOp::create(b, loc, oldArg.getType(), newArg).getResult(0);
       oldArg.replaceAllUsesWith(bridged);
+      if (auto divisibility =
+              kernel.getArgAttrOfType<IntegerAttr>(oldArg.getArgNumber(), TileDialect::kDivisibilityAttrName))
+        ctx.argumentDivisibility[bridged] = powerOfTwoDividing(divisibility.getInt());
     }
     entry.getOperations().splice(entry.end(), oldEntry.getOperations());
     b.setInsertionPointToStart(&entry);

@@ -304,6 +304,12 @@ public:
   /// strides derived from the sizes, otherwise every stride but the last is an argument.
   Tensor tensor(const std::string &name, DType element, const std::vector<Dim> &dims, bool contiguous = true,
                 Reach reach = Reach::unbounded, SourceLoc loc = SourceLoc::current());
+  /// Specialization facts (what a JIT knows about a launch's arguments), which let GPU
+  /// targets drop run-time alignment checks: the pointer's address is a multiple of `bytes`,
+  /// or the integer argument is a multiple of `divisor` (both powers of two). A launch that
+  /// breaks them is undefined.
+  void assumeAligned(Pointer pointer, int64_t bytes, SourceLoc loc = SourceLoc::current());
+  void assumeDivisible(Value integerArgument, int64_t divisor, SourceLoc loc = SourceLoc::current());
   /// A compile-time parameter: returns `value` and records name=value on the kernel, so dumps
   /// and caches see the specialization.
   int64_t param(const std::string &name, int64_t value);

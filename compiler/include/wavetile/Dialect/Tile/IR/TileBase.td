@@ -34,6 +34,9 @@ def Tile_Dialect : Dialect {
     /// Unit attribute on a pointer argument: the kernel touches nothing 2^31 - 1 bytes or
     /// more past it (tile-use-buffer-views addresses it through a buffer view).
     static constexpr ::llvm::StringLiteral kWithin2GiBAttrName = "tile.within_2gib";
+    /// Integer attribute on a kernel argument, from the launch's specialization: a pointer's
+    /// address is a multiple of this many bytes; an integer is a multiple of this value.
+    static constexpr ::llvm::StringLiteral kDivisibilityAttrName = "tile.divisibility";
   }];
 }
 

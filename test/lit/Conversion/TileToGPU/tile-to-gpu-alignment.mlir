@@ -1,0 +1,71 @@
+// convert-tile-to-gpu: what a kernel's specialization knows (tile.divisibility: a pointer
+// aligned to 16 bytes, an integer a multiple of 16) decides at compile time that vector groups
+// are aligned, so the run-time alignment check goes. Without it the check stays. Masks still
+// choose between the vector and the per-element path at run time.
+// RUN: %wavetile-opt %s -split-input-file -convert-tile-to-gpu=target=sm_90 -canonicalize -cse | FileCheck %s
+
+#l = #tile.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerBlock = [4], order = [0]>
+
+// Offsets row * n + arange: the 16-aligned base, n a multiple of 16 and arange's runs of 4
+// make every 4-element group start 16 bytes apart from an aligned address.
+// CHECK-LABEL: gpu.func @known
+// CHECK-NOT:     llvm.ptrtoint
+// CHECK:         llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK-NOT:     llvm.ptrtoint
+// CHECK:         llvm.store {{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+func.func @known(%x: !tile.ptr<f32> {tile.divisibility = 16 : i64}, %out: !tile.ptr<f32> {tile.divisibility = 16 : i64},
+                 %n: i32 {tile.divisibility = 16 : i64}) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.warp_size = 32 : i32} {
+  %pid = tile.program_id 0
+  %start = arith.muli %pid, %n : i32
+  %s = tile.splat %start : i32 -> tensor<512xi32, #l>
+  %r = tile.arange 0 to 512 : tensor<512xi32, #l>
+  %o = arith.addi %s, %r : tensor<512xi32, #l>
+  %nn = tile.splat %n : i32 -> tensor<512xi32, #l>
+  %m = arith.cmpi slt, %r, %nn : tensor<512xi32, #l>
+  %v = tile.load %x[%o] mask %m : !tile.ptr<f32>[tensor<512xi32, #l>], tensor<512xi1, #l> -> tensor<512xf32, #l>
+  tile.store %v, %out[%o] mask %m : tensor<512xf32, #l>, !tile.ptr<f32>[tensor<512xi32, #l>], tensor<512xi1, #l>
+  return
+}
+
+// -----
+
+#l = #tile.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerBlock = [4], order = [0]>
+
+// The same kernel without the facts: n may be odd, so each group's address is checked.
+// CHECK-LABEL: gpu.func @unknown
+// CHECK:         llvm.ptrtoint
+// CHECK:         llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK:         llvm.ptrtoint
+// CHECK:         llvm.store {{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+func.func @unknown(%x: !tile.ptr<f32>, %out: !tile.ptr<f32>, %n: i32)
+    attributes {tile.kernel, tile.num_warps = 4 : i32, tile.warp_size = 32 : i32} {
+  %pid = tile.program_id 0
+  %start = arith.muli %pid, %n : i32
+  %s = tile.splat %start : i32 -> tensor<512xi32, #l>
+  %r = tile.arange 0 to 512 : tensor<512xi32, #l>
+  %o = arith.addi %s, %r : tensor<512xi32, #l>
+  %nn = tile.splat %n : i32 -> tensor<512xi32, #l>
+  %m = arith.cmpi slt, %r, %nn : tensor<512xi32, #l>
+  %v = tile.load %x[%o] mask %m : !tile.ptr<f32>[tensor<512xi32, #l>], tensor<512xi1, #l> -> tensor<512xf32, #l>
+  tile.store %v, %out[%o] mask %m : tensor<512xf32, #l>, !tile.ptr<f32>[tensor<512xi32, #l>], tensor<512xi1, #l>
+  return
+}
+
+// -----
+
+#l = #tile.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerBlock = [4], order = [0]>
+
+// Only the pointer is known aligned; n is not known divisible: still checked.
+// CHECK-LABEL: gpu.func @half_known
+// CHECK:         llvm.ptrtoint
+func.func @half_known(%x: !tile.ptr<f32> {tile.divisibility = 16 : i64}, %n: i32)
+    attributes {tile.kernel, tile.num_warps = 4 : i32, tile.warp_size = 32 : i32} {
+  %pid = tile.program_id 0
+  %start = arith.muli %pid, %n : i32
+  %s = tile.splat %start : i32 -> tensor<512xi32, #l>
+  %r = tile.arange 0 to 512 : tensor<512xi32, #l>
+  %o = arith.addi %s, %r : tensor<512xi32, #l>
+  %v = tile.load %x[%o] : !tile.ptr<f32>[tensor<512xi32, #l>] -> tensor<512xf32, #l>
+  tile.store %v, %x[%o] : tensor<512xf32, #l>, !tile.ptr<f32>[tensor<512xi32, #l>]
+  return
+}
