@@ -90,13 +90,16 @@ void *addressOf(const py::handle &h, uint64_t *extent) {
     return reinterpret_cast<void *>(h.cast<uintptr_t>());
   // torch: the fast path, one attribute lookup and one call. The extent stays unknown: the
   // launcher chose the specialization (2 GiB promise or not) from the tensor's size.
-  if (PyObject *dataPtr = PyObject_GetAttrString(h.ptr(), "data_ptr")) {
-    py::object address = py::reinterpret_steal<py::object>(PyObject_CallNoArgs(dataPtr));
-    Py_DECREF(dataPtr);
-    if (!address)
+  static PyObject *dataPtrName = PyUnicode_InternFromString("data_ptr"); // never released
+  if (PyObject *address = PyObject_CallMethodNoArgs(h.ptr(), dataPtrName)) {
+    void *pointer = PyLong_AsVoidPtr(address);
+    Py_DECREF(address);
+    if (PyErr_Occurred())
       throw py::error_already_set();
-    return reinterpret_cast<void *>(address.cast<uintptr_t>());
+    return pointer;
   }
+  if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+    throw py::error_already_set();
   PyErr_Clear();
   if (py::hasattr(h, "__dlpack__")) {
     py::capsule capsule = h.attr("__dlpack__")();
@@ -121,19 +124,19 @@ constexpr size_t kMaxArguments = 64;
 
 /// Converts Python launch arguments to KernelArgs by the kernel's parameters, into `args`
 /// (as long as `values`).
-void convertArguments(const KernelSignature &signature, const py::tuple &values, KernelArg *args) {
-  if (values.size() != signature.params.size())
+void convertArguments(const KernelSignature &signature, PyObject *const *values, size_t count, KernelArg *args) {
+  if (count != signature.params.size())
     throw LaunchError("kernel '" + signature.name + "' takes " + std::to_string(signature.params.size()) +
-                      " arguments, got " + std::to_string(values.size()));
-  if (values.size() > kMaxArguments)
+                      " arguments, got " + std::to_string(count));
+  if (count > kMaxArguments)
     throw LaunchError("kernel '" + signature.name + "' has more than " + std::to_string(kMaxArguments) +
                       " arguments");
-  for (size_t i = 0; i < values.size(); ++i) {
+  for (size_t i = 0; i < count; ++i) {
     const KernelParam &p = signature.params[i];
     KernelArg &a = args[i];
     a.kind = p.kind;
     a.extentBytes = 0;
-    py::handle v = values[i];
+    py::handle v(values[i]);
     try {
       switch (p.kind) {
       case ArgKind::Pointer:
@@ -159,15 +162,22 @@ void convertArguments(const KernelSignature &signature, const py::tuple &values,
   }
 }
 
+void convertArguments(const KernelSignature &signature, const py::tuple &values, KernelArg *args) {
+  convertArguments(signature, &PyTuple_GET_ITEM(values.ptr(), 0), values.size(), args);
+}
+
 std::array<uint32_t, 3> gridOf(const py::object &gridObject) {
-  if (PyLong_Check(gridObject.ptr()))
-    return gridOf(py::make_tuple(gridObject));
-  auto grid = py::reinterpret_borrow<py::sequence>(gridObject);
-  if (grid.size() < 1 || grid.size() > 3)
+  PyObject *single[1] = {gridObject.ptr()};
+  bool isInt = PyLong_Check(gridObject.ptr());
+  // Tuples are read in place; other sequences are copied into one.
+  py::object grid = isInt || PyTuple_Check(gridObject.ptr()) ? gridObject : py::tuple(gridObject);
+  PyObject *const *items = isInt ? single : &PyTuple_GET_ITEM(grid.ptr(), 0);
+  size_t size = isInt ? 1 : size_t(PyTuple_GET_SIZE(grid.ptr()));
+  if (size < 1 || size > 3)
     throw LaunchError("a grid has 1 to 3 dimensions");
   std::array<uint32_t, 3> g{1, 1, 1};
-  for (size_t i = 0; i < grid.size(); ++i) {
-    int64_t v = grid[i].cast<int64_t>();
+  for (size_t i = 0; i < size; ++i) {
+    int64_t v = py::handle(items[i]).cast<int64_t>();
     if (v < 1 || v >= (int64_t(1) << 31))
       throw LaunchError("grid dimensions must be in [1, 2^31), got " + std::to_string(v));
     g[i] = uint32_t(v);
@@ -286,10 +296,7 @@ private:
       return PyObject_Vectorcall(slowPath.ptr(), args, size_t(nargs), kwnames);
     // Every specialization has the same parameters: convert once, then read the facts.
     KernelArg converted[kMaxArguments];
-    py::tuple tuple = py::reinterpret_steal<py::tuple>(PyTuple_New(nargs - 1));
-    for (Py_ssize_t i = 0; i + 1 < nargs; ++i)
-      PyTuple_SET_ITEM(tuple.ptr(), i, py::handle(values[i]).inc_ref().ptr());
-    convertArguments(entries.front().kernel.kernel->manifest().signature, tuple, converted);
+    convertArguments(entries.front().kernel.kernel->manifest().signature, values, size_t(nargs - 1), converted);
     bool facts[kMaxArguments];
     size_t f = 0;
     for (size_t slot : pointerSlots)

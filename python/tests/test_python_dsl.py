@@ -89,6 +89,28 @@ def test_launches_specialize_on_alignment():
     assert "tile.divisibility" not in kernels.vector_add.module().str()
 
 
+class TensorLike:
+    """What the launcher reads from a torch tensor (dtype, nbytes, data_ptr, is_cuda), over
+    numpy memory: exercises the torch path of argument conversion on the host."""
+
+    def __init__(self, array):
+        self.array, self.dtype, self.nbytes, self.is_cuda = array, array.dtype, array.nbytes, False
+
+    def data_ptr(self):
+        return self.array.__array_interface__["data"][0]
+
+
+def test_tensor_like_arguments_go_through_data_ptr():
+    n = 5000
+    r = rng()
+    x, y = r.standard_normal(n).astype(np.float32), r.standard_normal(n).astype(np.float32)
+    out = np.full(n, np.nan, np.float32)
+    for _ in range(2):  # the second launch takes the C++ fast path
+        out[:] = np.nan
+        kernels.vector_add[wt.cdiv(n, kernels.ADD_BLOCK)](TensorLike(x), TensorLike(y), TensorLike(out), n)
+        np.testing.assert_array_equal(out, x + y)
+
+
 def test_softmax_on_the_host():
     rows, cols, stride = 5, 3001, 3008
     r = rng()
