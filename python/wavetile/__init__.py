@@ -15,6 +15,13 @@ from . import _wavetile
 from .frontend import CompilationError
 from .jit import Kernel, LaunchError, kernel
 from .language import *  # noqa: F401,F403 (the kernel language)
-from . import host  # noqa: F401
 
 Module = _wavetile.Module
+
+
+def __getattr__(name):
+    # wavetile.host needs numpy; importing wavetile does not.
+    if name == "host":
+        import importlib
+        return importlib.import_module(".host", __name__)
+    raise AttributeError(f"module 'wavetile' has no attribute '{name}'")
