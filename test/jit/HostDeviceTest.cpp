@@ -10,6 +10,7 @@
 
 #include "wavetile/Jit.h"
 #include "wavetile/runtime/Device.h"
+#include "wavetile/runtime/wavetile_runtime.h"
 
 #include <gtest/gtest.h>
 
@@ -121,4 +122,72 @@ TEST(HostDevice, ManyCodeObjectsLoadSideBySide) {
       if (round == 1)
         loaded.erase(loaded.begin());
     }
+}
+
+TEST(HostDevice, TheCApiRunsAKernelEndToEnd) {
+  std::string error;
+  auto module = findExample("vector_add")->build(&error);
+  ASSERT_TRUE(module) << error;
+  JitOptions options;
+  options.target = "host";
+  auto compiled = Jit(options).compile(*module, &error);
+  ASSERT_TRUE(compiled) << error;
+  std::string manifest = printManifest(compiled->binary->manifest);
+
+  wt_device *device = wt_device_open(WT_BACKEND_HOST, 0);
+  ASSERT_TRUE(device) << wt_last_error();
+  EXPECT_STREQ(wt_device_target(device), "host");
+  const std::string &image = compiled->binary->image;
+  wt_module *loaded = wt_module_load(device, image.data(), image.size(), manifest.c_str());
+  ASSERT_TRUE(loaded) << wt_last_error();
+  const wt_kernel *kernel = wt_module_kernel(loaded, "vector_add");
+  ASSERT_TRUE(kernel) << wt_last_error();
+  EXPECT_EQ(wt_module_kernel(loaded, "nope"), nullptr);
+  EXPECT_STREQ(wt_last_error(), "no kernel named 'nope' in this module");
+
+  const int n = 3001;
+  std::vector<float> x(n), y(n), out(n, -1.0f);
+  std::mt19937 rng(std::random_device{}());
+  std::normal_distribution<float> normal;
+  for (int i = 0; i < n; ++i)
+    x[i] = normal(rng), y[i] = normal(rng);
+  size_t bytes = n * sizeof(float);
+  void *dx = wt_malloc(device, bytes), *dy = wt_malloc(device, bytes), *dout = wt_malloc(device, bytes);
+  ASSERT_TRUE(dx && dy && dout) << wt_last_error();
+  ASSERT_EQ(wt_copy_to_device(device, dx, x.data(), bytes), 0);
+  ASSERT_EQ(wt_copy_to_device(device, dy, y.data(), bytes), 0);
+  wt_arg args[4] = {};
+  void *pointers[3] = {dx, dy, dout};
+  for (int i = 0; i < 3; ++i) {
+    args[i].kind = WT_ARG_POINTER;
+    args[i].value.pointer = pointers[i];
+    args[i].extent_bytes = bytes;
+  }
+  args[3].kind = WT_ARG_I32;
+  args[3].value.i32 = n;
+  ASSERT_EQ(wt_kernel_launch(kernel, (n + 1023) / 1024, 1, 1, args, 4, nullptr), 0) << wt_last_error();
+  ASSERT_EQ(wt_synchronize(device), 0);
+  ASSERT_EQ(wt_copy_to_host(device, out.data(), dout, bytes), 0);
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(out[i], x[i] + y[i]) << "element " << i;
+
+  // Launch checks come back through wt_last_error.
+  args[3].kind = WT_ARG_F32;
+  EXPECT_NE(wt_kernel_launch(kernel, 1, 1, 1, args, 4, nullptr), 0);
+  EXPECT_STREQ(wt_last_error(), "argument 3 ('n') of 'vector_add' must be i32, got f32");
+  args[3].kind = 42;
+  EXPECT_NE(wt_kernel_launch(kernel, 1, 1, 1, args, 4, nullptr), 0);
+  EXPECT_STREQ(wt_last_error(), "argument 3 has unknown kind 42");
+  args[3].kind = WT_ARG_I32;
+  args[0].extent_bytes = uint64_t(1) << 31; // x was compiled for tensors under 2 GiB
+  EXPECT_NE(wt_kernel_launch(kernel, 1, 1, 1, args, 4, nullptr), 0);
+  EXPECT_STREQ(wt_last_error(), "argument 0 ('x') of 'vector_add' was compiled for tensors under 2 GiB, got "
+                                "2147483648 bytes");
+  EXPECT_EQ(wt_module_load(device, image.data(), image.size(), "wavetile-manifest 1\n"), nullptr);
+  EXPECT_STREQ(wt_last_error(), "manifest line 1: no target line");
+
+  for (void *p : pointers)
+    EXPECT_EQ(wt_free(device, p), 0);
+  wt_module_unload(loaded);
+  wt_device_close(device);
 }
