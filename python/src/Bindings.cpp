@@ -212,8 +212,8 @@ private:
 /// module is unloaded through it), whoever holds it.
 struct LoadedKernel {
   std::shared_ptr<Device> device; // destroyed after the module
-  std::shared_ptr<GpuModule> module;
-  const GpuModule::Kernel *kernel;
+  std::shared_ptr<LoadedModule> module;
+  const LoadedModule::Kernel *kernel;
 };
 
 /// wavetile.LaunchError, once the module has registered it.
@@ -640,10 +640,10 @@ PYBIND11_MODULE(_wavetile, m) {
         std::string error;
         if (!parseManifest(manifestText, &manifest, &error))
           throw LaunchError(error);
-        std::shared_ptr<GpuModule> module = device->load(std::string(image), std::move(manifest), &error);
+        std::shared_ptr<LoadedModule> module = device->load(std::string(image), std::move(manifest), &error);
         if (!module)
           throw LaunchError(error);
-        const GpuModule::Kernel *k = module->kernel(kernel, &error);
+        const LoadedModule::Kernel *k = module->kernel(kernel, &error);
         if (!k)
           throw LaunchError(error);
         return LoadedKernel{device, module, k};

@@ -1,4 +1,4 @@
-//===- CApi.cpp - the C API over Device and GpuModule ---------------------===//
+//===- CApi.cpp - the C API over Device and LoadedModule ---------------------===//
 
 #include "wavetile/runtime/wavetile_runtime.h"
 
@@ -12,7 +12,7 @@ struct wt_device {
   std::unique_ptr<Device> device;
 };
 struct wt_module {
-  std::unique_ptr<GpuModule> module;
+  std::unique_ptr<LoadedModule> module;
 };
 
 namespace {
@@ -82,7 +82,7 @@ int wt_kernel_launch(const wt_kernel *kernel, uint32_t gridX, uint32_t gridY, ui
     std::memcpy(&converted[i].pointer, &args[i].value, sizeof(args[i].value)); // whatever the kind
     converted[i].extentBytes = args[i].extent_bytes;
   }
-  auto *k = reinterpret_cast<const GpuModule::Kernel *>(kernel);
+  auto *k = reinterpret_cast<const LoadedModule::Kernel *>(kernel);
   return result(k->launch({gridX, gridY, gridZ}, converted, count, stream, &lastError));
 }
 

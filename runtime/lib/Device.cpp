@@ -279,13 +279,13 @@ Device::~Device() {
     api_->cuPrimaryCtxRelease(ordinal_);
 }
 
-std::unique_ptr<GpuModule> Device::load(std::string_view image, ModuleManifest manifest, std::string *error) const {
+std::unique_ptr<LoadedModule> Device::load(std::string_view image, ModuleManifest manifest, std::string *error) const {
   if (manifest.target != target_) {
     if (error)
       *error = "code object for " + manifest.target + " cannot load on " + name_ + " (target " + target_ + ")";
     return nullptr;
   }
-  std::unique_ptr<GpuModule> module(new GpuModule());
+  std::unique_ptr<LoadedModule> module(new LoadedModule());
   module->device_ = this;
   module->manifest_ = std::move(manifest);
   // PTX is text the driver reads up to a NUL; a code object is read by its own headers.
@@ -293,7 +293,7 @@ std::unique_ptr<GpuModule> Device::load(std::string_view image, ModuleManifest m
   if (!check(api_->moduleLoadData(&module->handle_, owned.c_str()), "loading the code object", error))
     return nullptr;
   for (const KernelManifest &k : module->manifest_.kernels) {
-    auto kernel = std::make_unique<GpuModule::Kernel>();
+    auto kernel = std::make_unique<LoadedModule::Kernel>();
     kernel->device_ = this;
     kernel->manifest_ = &k;
     std::string what = "looking up kernel '" + k.signature.name + "'";
@@ -305,12 +305,12 @@ std::unique_ptr<GpuModule> Device::load(std::string_view image, ModuleManifest m
   return module;
 }
 
-GpuModule::~GpuModule() {
+LoadedModule::~LoadedModule() {
   if (handle_)
     device_->api().moduleUnload(handle_);
 }
 
-const GpuModule::Kernel *GpuModule::kernel(std::string_view name, std::string *error) const {
+const LoadedModule::Kernel *LoadedModule::kernel(std::string_view name, std::string *error) const {
   for (const auto &k : kernels_)
     if (k->manifest().signature.name == name)
       return k.get();
@@ -319,7 +319,7 @@ const GpuModule::Kernel *GpuModule::kernel(std::string_view name, std::string *e
   return nullptr;
 }
 
-bool GpuModule::Kernel::launch(std::array<uint32_t, 3> grid, const KernelArg *args, size_t count, void *stream,
+bool LoadedModule::Kernel::launch(std::array<uint32_t, 3> grid, const KernelArg *args, size_t count, void *stream,
                                std::string *error) const {
   constexpr size_t kMaxArguments = 64;
   const KernelManifest &k = *manifest_;

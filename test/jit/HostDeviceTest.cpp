@@ -52,7 +52,7 @@ TEST_P(HostDeviceTest, MatchesTheReference) {
   EXPECT_EQ(device->target(), "host");
   auto loaded = device->load(compiled->binary->image, compiled->binary->manifest, &error);
   ASSERT_TRUE(loaded) << error;
-  const GpuModule::Kernel *kernel = loaded->kernel(example.name, &error);
+  const LoadedModule::Kernel *kernel = loaded->kernel(example.name, &error);
   ASSERT_TRUE(kernel) << error;
 
   uint64_t seed = std::random_device{}();
@@ -109,7 +109,7 @@ TEST(HostDevice, ManyCodeObjectsLoadSideBySide) {
   JitOptions options;
   options.target = "host";
   Jit jit(options);
-  std::vector<std::unique_ptr<GpuModule>> loaded;
+  std::vector<std::unique_ptr<LoadedModule>> loaded;
   for (int round = 0; round < 2; ++round) // the second round loads again after unloading
     for (const char *name : {"vector_add", "cumsum", "softmax"}) {
       auto module = findExample(name)->build(&error);

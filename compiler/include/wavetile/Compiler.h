@@ -60,15 +60,15 @@ std::optional<std::string> lowerForHost(const Module &module, HostStage stage, s
 std::optional<std::string> compileForGpu(const Module &module, const GpuTarget &target, GpuEmit emit,
                                          std::string *error);
 
-/// A code object for a GPU target (hsaco for AMD, PTX for NVIDIA) and the manifest the
-/// runtime launches its tile kernels by.
-struct GpuBinary {
+/// A code object (hsaco for AMD, PTX for NVIDIA, a shared object for the host) and the
+/// manifest the runtime launches its tile kernels by.
+struct CodeObject {
   std::string image;
   ModuleManifest manifest;
 };
 /// With `dumpDirectory`, also writes every stage there: the tile IR, the IR after each pass
 /// that changed it, the LLVM IR after O3, the assembly, the code object and the manifest.
-std::optional<GpuBinary> compileKernelsForGpu(const Module &module, const GpuTarget &target, std::string *error,
+std::optional<CodeObject> compileKernelsForGpu(const Module &module, const GpuTarget &target, std::string *error,
                                               const std::optional<std::string> &dumpDirectory = std::nullopt);
 
 /// How K loops of kernels with tile.num_stages are software-pipelined on the host: the way
@@ -79,7 +79,7 @@ enum class LoopPipelining { AsyncCopies, Registers };
 /// The module's kernels as a shared object for this CPU (linked by lld in-process), with
 /// their manifest (target "host"). The runtime's host device loads it with dlopen and calls
 /// `<kernel>__packed(args)`, so host kernels are cached and launched like GPU code objects.
-std::optional<GpuBinary> compileKernelsForHost(const Module &module, std::string *error,
+std::optional<CodeObject> compileKernelsForHost(const Module &module, std::string *error,
                                                LoopPipelining pipelining = LoopPipelining::AsyncCopies);
 
 /// Kernels JIT-compiled for this CPU; each launch runs every program of the grid in turn.

@@ -47,7 +47,7 @@ public:
 
   enum class Source { Memory, Disk, Compiled };
   struct Result {
-    std::shared_ptr<const GpuBinary> binary;
+    std::shared_ptr<const CodeObject> binary;
     Source source;
     double seconds; // spent in this call: compiling, or reading the cache
     std::string key;
@@ -59,7 +59,7 @@ private:
   JitOptions options_;
   std::optional<GpuTarget> target_;
   std::mutex mutex_;
-  std::list<std::pair<std::string, std::shared_ptr<const GpuBinary>>> recent_; // most recent first
+  std::list<std::pair<std::string, std::shared_ptr<const CodeObject>>> recent_; // most recent first
   std::map<std::string, decltype(recent_)::iterator> byKey_;
 };
 

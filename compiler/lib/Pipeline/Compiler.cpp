@@ -307,13 +307,13 @@ std::optional<std::string> wavetile::compileForGpu(const Module &module, const G
   return std::move(*out);
 }
 
-std::optional<GpuBinary> wavetile::compileKernelsForGpu(const Module &module, const GpuTarget &target,
+std::optional<CodeObject> wavetile::compileKernelsForGpu(const Module &module, const GpuTarget &target,
                                                         std::string *error,
                                                         const std::optional<std::string> &dumpDirectory) {
   auto lowered = lowerForGpu(module, target, error, dumpDirectory);
   if (!lowered)
     return std::nullopt;
-  GpuBinary binary;
+  CodeObject binary;
   binary.manifest.target = std::string(target.name);
   // The manifest describes the tile kernels: their signatures from the tile IR, block and
   // shared sizes from the LLVM functions made of them (the workgroup globals they address).

@@ -66,10 +66,10 @@ void defineTruncF32ToBF16(llvm::Module &module) {
 
 } // namespace
 
-std::optional<GpuBinary> wavetile::compileKernelsForHost(const Module &module, std::string *error,
+std::optional<CodeObject> wavetile::compileKernelsForHost(const Module &module, std::string *error,
                                                          LoopPipelining pipelining) {
   detail::initializeHostTarget();
-  auto fail = [&](std::string message) -> std::optional<GpuBinary> {
+  auto fail = [&](std::string message) -> std::optional<CodeObject> {
     if (error)
       *error = std::move(message);
     return std::nullopt;
@@ -100,7 +100,7 @@ std::optional<GpuBinary> wavetile::compileKernelsForHost(const Module &module, s
     f.addFnAttr("target-cpu", detail::hostCpu());
     f.addFnAttr("target-features", detail::hostFeatures());
   }
-  GpuBinary binary;
+  CodeObject binary;
   binary.manifest.target = "host";
   for (const KernelSignature &signature : module.kernels()) {
     llvm::Function *driver = llvmModule->getFunction(signature.name + kHostGridSuffix);

@@ -55,7 +55,7 @@ bool Jit::forHost() const { return options_.target == "host"; }
 
 std::optional<Jit::Result> Jit::compile(const Module &module, std::string *error) {
   auto start = std::chrono::steady_clock::now();
-  auto finish = [&](std::shared_ptr<const GpuBinary> binary, Source source, std::string key) {
+  auto finish = [&](std::shared_ptr<const CodeObject> binary, Source source, std::string key) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return Result{std::move(binary), source, seconds, std::move(key)};
   };
@@ -76,7 +76,7 @@ std::optional<Jit::Result> Jit::compile(const Module &module, std::string *error
       return finish(hit->second->second, Source::Memory, key);
     }
   }
-  auto binary = std::make_shared<GpuBinary>();
+  auto binary = std::make_shared<CodeObject>();
   auto build = [&](CacheEntry *entry, std::string *buildError) {
     std::optional<std::string> dump;
     if (options_.dumpDirectory)

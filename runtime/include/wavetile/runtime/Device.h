@@ -29,9 +29,9 @@ bool targetForDevice(Backend backend, std::string_view deviceName, std::string_v
 class Device;
 
 /// A code object loaded on a device, with the kernels its manifest describes.
-class GpuModule {
+class LoadedModule {
 public:
-  ~GpuModule();
+  ~LoadedModule();
   const ModuleManifest &manifest() const { return manifest_; }
   class Kernel;
   /// The kernel named `name` (null with an error when the manifest or the code object lacks it).
@@ -55,7 +55,7 @@ public:
 
 private:
   friend class Device;
-  GpuModule() = default;
+  LoadedModule() = default;
   const Device *device_ = nullptr;
   void *handle_ = nullptr;
   ModuleManifest manifest_;
@@ -79,7 +79,7 @@ public:
 
   /// Loads a code object (PTX text or an hsaco) whose kernels `manifest` describes; every
   /// kernel in the manifest must be in it. The manifest's target must be the device's.
-  std::unique_ptr<GpuModule> load(std::string_view image, ModuleManifest manifest, std::string *error) const;
+  std::unique_ptr<LoadedModule> load(std::string_view image, ModuleManifest manifest, std::string *error) const;
 
   void *allocate(size_t bytes, std::string *error) const;
   bool release(void *pointer, std::string *error) const;
