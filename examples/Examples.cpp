@@ -356,6 +356,7 @@ struct GemmInput {
   uint8_t bytes;
   std::function<std::vector<uint8_t>(size_t count, uint64_t seed)> random;
   std::function<double(const uint8_t *data, size_t index)> decode;
+  int tileM = kTileM, tileN = kTileN, numWarps = 4;
 };
 
 const GemmInput kBF16Input{"gemm", DType::bf16, "bf16", kTileK, false, 2,
@@ -367,6 +368,15 @@ const GemmInput kBF16Input{"gemm", DType::bf16, "bf16", kTileK, false, 2,
                            }};
 const GemmInput kFP8Input{"gemm_fp8", DType::f8E4M3FN, "f8E4M3FN", 2 * kTileK, true, 1, randomE4M3,
                           [](const uint8_t *data, size_t i) { return double(fromE4M3(data[i])); }};
+/// The bf16 GEMM with 128x128 output tiles over 8 warps: its stages and epilogue need 64 KiB
+/// of shared memory, past sm_90's 48 KiB of static shared memory (dynamic there).
+const GemmInput kLargeTileInput = [] {
+  GemmInput input = kBF16Input;
+  input.kernel = "gemm_large";
+  input.tileM = input.tileN = 128;
+  input.numWarps = 8;
+  return input;
+}();
 
 /// The GEMM kernels' arguments, in launch order.
 struct GemmArguments {
@@ -382,13 +392,13 @@ struct GemmArguments {
 std::unique_ptr<Module> buildGemm(const GemmInput &input, std::string *error) {
   ModuleBuilder mb;
   {
-    auto kernel = mb.kernel(input.kernel, {.numWarps = 4, .numStages = kGemmStages});
+    auto kernel = mb.kernel(input.kernel, {.numWarps = input.numWarps, .numStages = kGemmStages});
     auto [a, b, c, m, n, kk, lda, ldb, ldc] = GemmArguments(kernel, input.dtype);
     Buffer aView = makeBuffer(a, m * lda), bView = makeBuffer(b, (input.weightsNByK ? n : kk) * ldb);
-    Value rows = programId(0) * kTileM + arange(0, kTileM);
-    Value cols = programId(1) * kTileN + arange(0, kTileN);
+    Value rows = programId(0) * input.tileM + arange(0, input.tileM);
+    Value cols = programId(1) * input.tileN + arange(0, input.tileN);
     Value kRange = arange(0, input.tileK);
-    Value acc = forRange(0, kk, input.tileK, {zeros({kTileM, kTileN}, DType::f32)},
+    Value acc = forRange(0, kk, input.tileK, {zeros({input.tileM, input.tileN}, DType::f32)},
                          [&](Value k0, const std::vector<Value> &sum) {
                            Value ks = k0 + kRange;
                            Value aTile = load(aView, rows.expand(1) * lda + ks.expand(0), (ks < kk).expand(0));
@@ -457,7 +467,7 @@ LaunchPlan prepareGemm(const GemmInput &input, const std::vector<int64_t> &shape
   // Exact products, f32 sums in another order: within 2 * K * 2^-24 * sum|a*b|, which for
   // these shapes and magnitudes (|x| < 1 bf16, < 2 fp8) is below atol.
   double atol = input.dtype == DType::bf16 ? 1e-4 : 2e-3;
-  return {input.kernel, {ceilDiv(m, kTileM), ceilDiv(n, kTileN), 1},
+  return {input.kernel, {ceilDiv(m, input.tileM), ceilDiv(n, input.tileN), 1},
           {buffer("a", input.typeName, input.random(m * lda, seed)),
            buffer("b", input.typeName, input.random(bRows * ldb, seed + 3)),
            buffer("c", "f32", bytesOf(std::vector<float>(m * ldc, poisonF32())), true), i32("M", m), i32("N", n),
@@ -625,6 +635,11 @@ const std::vector<Example> &wavetile::examples::allExamples() {
          return plan;
        },
        [](const LaunchPlan &plan) { return verifyGemm(kBF16Input, plan); }},
+      {"gemm_large", "the bf16 GEMM with 128x128 tiles over 8 warps (64 KiB of shared memory)", {"M", "N", "K"},
+       {{1, 1, 1}, {130, 75, 33}, {200, 260, 161}},
+       [](std::string *error) { return buildGemm(kLargeTileInput, error); },
+       [](const std::vector<int64_t> &shape, uint64_t seed) { return prepareGemm(kLargeTileInput, shape, seed); },
+       [](const LaunchPlan &plan) { return verifyGemm(kLargeTileInput, plan); }},
       {"gemm_fp8", "C = A*W^T, fp8 e4m3 A [M,K] and W [N,K], f32 accumulate, pipelined K loop", {"M", "N", "K"},
        // K = 321: six steps of 64, so the three-slot ring wraps around.
        {{1, 1, 1}, {17, 33, 15}, {45, 70, 100}, {64, 32, 64}, {130, 75, 65}, {70, 45, 321}},

@@ -6,8 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=dist/sm_90
 rm -rf "$out" && mkdir -p "$out"
-declare -A shapes=([vector_add]=1000003 [softmax]=37,3001 [rmsnorm]=19,5120 [cumsum]=37,5000 [gemm]=130,75,161 [gemm_pipelined]=130,75,97 [gemm_fp8]=130,75,321)
-for example in vector_add softmax rmsnorm cumsum gemm gemm_pipelined gemm_fp8; do
+declare -A shapes=([vector_add]=1000003 [softmax]=37,3001 [rmsnorm]=19,5120 [cumsum]=37,5000 [gemm]=130,75,161 [gemm_pipelined]=130,75,97 [gemm_fp8]=130,75,321 [gemm_large]=200,260,161)
+for example in vector_add softmax rmsnorm cumsum gemm gemm_pipelined gemm_fp8 gemm_large; do
   build/bin/wavetile compile --example "$example" --target sm_90 --emit ptx -o "$out/$example.ptx" \
     --manifest "$out/$example.manifest"
   build/bin/wavetile run "$example" --shape "${shapes[$example]}" --seed 20261129 --save "$out"

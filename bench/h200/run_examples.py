@@ -220,11 +220,11 @@ def bench_memory_bound(driver, directory, lines):
               "| kernel | wavetile ms | TFLOP/s | cuBLAS (torch.matmul, bf16 out) ms | TFLOP/s | wavetile/cuBLAS time | max rel. error |",
               "|---|---|---|---|---|---|---|"]
     flops = 2 * m * n_ * k
-    for name in ("gemm", "gemm_pipelined"):
+    for name, tile in (("gemm", 64), ("gemm_pipelined", 64), ("gemm_large", 128)):
         if not os.path.exists(os.path.join(directory, name + ".ptx")):
             continue
         fg = kernel(name)
-        ours = launch(fg, ((m + 63) // 64, (n_ + 63) // 64, 1),
+        ours = launch(fg, ((m + tile - 1) // tile, (n_ + tile - 1) // tile, 1),
                       [ptr(ga), ptr(gb), ptr(gc), i32(m), i32(n_), i32(k), i32(k), i32(n_), i32(n_)])
         gc.fill_(float("nan"))
         ours(); torch.cuda.synchronize()

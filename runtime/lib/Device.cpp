@@ -87,6 +87,7 @@ const Device::Api *loadApi(Backend backend, std::string *error) {
     bind(lib, "cuEventElapsedTime", &api->eventElapsedTime, &missing);
     bind(lib, "cuEventDestroy_v2", &api->eventDestroy, &missing);
     bind(lib, "cuGetErrorName", &api->cuGetErrorName, &missing);
+    bind(lib, "cuFuncSetAttribute", &api->cuFuncSetAttribute, &missing);
     bind(lib, "cuDeviceGet", &api->cuDeviceGet, &missing);
     bind(lib, "cuDeviceGetName", &api->cuDeviceGetName, &missing);
     bind(lib, "cuDeviceGetAttribute", &api->cuDeviceGetAttribute, &missing);
@@ -300,6 +301,12 @@ std::unique_ptr<LoadedModule> Device::load(std::string_view image, ModuleManifes
     if (!check(api_->moduleGetFunction(&kernel->function_, module->handle_, k.signature.name.c_str()), what.c_str(),
                error))
       return nullptr;
+    // CUDA kernels opt in to dynamic shared memory beyond 48 KiB (CDNA LDS needs no opt-in).
+    constexpr int kMaxDynamicSharedSizeBytes = 8; // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    if (k.dynamicSharedBytes && api_->cuFuncSetAttribute &&
+        !check(api_->cuFuncSetAttribute(kernel->function_, kMaxDynamicSharedSizeBytes, int(k.dynamicSharedBytes)),
+               "allowing the kernel's dynamic shared memory", error))
+      return nullptr;
     module->kernels_.push_back(std::move(kernel));
   }
   return module;
@@ -339,7 +346,7 @@ bool LoadedModule::Kernel::launch(std::array<uint32_t, 3> grid, const KernelArg 
   for (uint32_t i = 0; i < k.gridArguments; ++i)
     params[count + i] = &gridValues[i];
   return device_->check(device_->api().launchKernel(function_, grid[0], grid[1], grid[2], k.block[0], k.block[1],
-                                                    k.block[2], 0, stream, params, nullptr),
+                                                    k.block[2], k.dynamicSharedBytes, stream, params, nullptr),
                         "launching the kernel", error);
 }
 

@@ -35,6 +35,7 @@ struct Device::Api {
   int (*eventDestroy)(void *) = nullptr;
   // CUDA only.
   int (*cuGetErrorName)(int, const char **) = nullptr;
+  int (*cuFuncSetAttribute)(void *, int, int) = nullptr;
   int (*cuDeviceGet)(int *, int) = nullptr;
   int (*cuDeviceGetName)(char *, int, int) = nullptr;
   int (*cuDeviceGetAttribute)(int *, int, int) = nullptr;

@@ -95,6 +95,7 @@ bool wavetile::checkLaunch(const KernelSignature &kernel, std::array<uint32_t, 3
 //   kernel <name>
 //   block <x> <y> <z>
 //   shared <bytes>
+//   dynamic-shared <bytes>        (only when nonzero)
 //   grid-arguments <n>
 //   param <name> <kind> <element type> [within-2gib]
 //   end
@@ -116,6 +117,8 @@ std::string wavetile::printManifest(const ModuleManifest &manifest) {
     out += "block " + std::to_string(k.block[0]) + " " + std::to_string(k.block[1]) + " " +
            std::to_string(k.block[2]) + "\n";
     out += "shared " + std::to_string(k.sharedBytes) + "\n";
+    if (k.dynamicSharedBytes)
+      out += "dynamic-shared " + std::to_string(k.dynamicSharedBytes) + "\n";
     out += "grid-arguments " + std::to_string(k.gridArguments) + "\n";
     for (const KernelParam &p : k.signature.params)
       out += "param " + p.name + " " + argKindName(p.kind) + " " + p.elementType + (p.within2GiB ? " within-2gib" : "") +
@@ -201,6 +204,9 @@ bool wavetile::parseManifest(std::string_view text, ModuleManifest *manifest, st
     } else if (directive == "shared" && f.size() == 2) {
       if (!parseUnsigned(f[1], &open->sharedBytes))
         return fail("bad shared size '" + std::string(f[1]) + "'");
+    } else if (directive == "dynamic-shared" && f.size() == 2) {
+      if (!parseUnsigned(f[1], &open->dynamicSharedBytes))
+        return fail("bad dynamic shared size '" + std::string(f[1]) + "'");
     } else if (directive == "grid-arguments" && f.size() == 2) {
       if (!parseUnsigned(f[1], &open->gridArguments) || open->gridArguments > 3)
         return fail("bad grid-argument count '" + std::string(f[1]) + "'");

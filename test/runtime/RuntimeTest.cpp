@@ -28,6 +28,7 @@ ModuleManifest gemmManifest() {
                         {"alpha", ArgKind::F32, "f32"}};
   k.block = {128, 1, 1};
   k.sharedBytes = 24576;
+  k.dynamicSharedBytes = 65536;
   m.kernels.push_back(k);
   return m;
 }
@@ -59,6 +60,7 @@ TEST(Manifest, RoundTrips) {
   EXPECT_EQ(k.signature.name, "gemm");
   EXPECT_EQ(k.block, (std::array<uint32_t, 3>{128, 1, 1}));
   EXPECT_EQ(k.sharedBytes, 24576u);
+  EXPECT_EQ(k.dynamicSharedBytes, 65536u);
   EXPECT_EQ(k.gridArguments, 3u);
   ASSERT_EQ(k.signature.params.size(), 4u);
   EXPECT_FALSE(k.signature.params[0].within2GiB);
@@ -78,7 +80,7 @@ TEST(Manifest, MalformedTextNamesTheLineAndTheProblem) {
   EXPECT_NE(parseError(good.substr(0, good.find("end\n"))).find("kernel 'gemm' has no 'end'"), std::string::npos);
   std::string badKind = good;
   badKind.replace(badKind.find("M i32 i32"), 9, "M u32 i32");
-  EXPECT_NE(parseError(badKind).find("line 9: bad parameter 'param M u32 i32'"), std::string::npos);
+  EXPECT_NE(parseError(badKind).find("line 10: bad parameter 'param M u32 i32'"), std::string::npos);
   std::string scalarWithin = good;
   scalarWithin.replace(scalarWithin.find("M i32 i32"), 9, "M i32 i32 within-2gib");
   EXPECT_NE(parseError(scalarWithin).find("bad parameter"), std::string::npos);

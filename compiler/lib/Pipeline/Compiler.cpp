@@ -325,6 +325,8 @@ std::optional<CodeObject> wavetile::compileKernelsForGpu(const Module &module, c
       if (!func)
         continue;
       found = true;
+      if (auto dynamic = func->getAttrOfType<mlir::IntegerAttr>(kDynamicSharedBytesAttrName))
+        kernel.dynamicSharedBytes = uint32_t(dynamic.getInt());
       if (auto block = func->getAttrOfType<mlir::DenseI32ArrayAttr>("gpu.known_block_size"))
         for (int i = 0; i < 3 && i < int(block.size()); ++i)
           kernel.block[i] = uint32_t(block[i]);

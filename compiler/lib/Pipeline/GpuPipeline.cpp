@@ -13,7 +13,7 @@ static constexpr const char *kGpuPipeline =
     "canonicalize,cse,{4}"
     "tile-pipeline-loops{{mode={2}},canonicalize,cse,"
     "tile-assign-layouts{{warp-size={1} target={0}},"
-    "convert-tile-to-gpu{{target={0} max-shared-bytes={3}},"
+    "convert-tile-to-gpu{{target={0} max-shared-bytes={3} max-static-shared-bytes={5}},"
     "canonicalize,cse,"
     "gpu.module("
     "wavetile-gpu-math,"
@@ -32,6 +32,8 @@ mlir::LogicalResult wavetile::buildGpuPipeline(mlir::OpPassManager &pm, llvm::St
   // CDNA buffer resources make masked and bounds-checked accesses branch-free.
   const char *bufferViews = target->vendor == GpuVendor::AMD ? "func.func(tile-use-buffer-views)," : "";
   return mlir::parsePassPipeline(
-      llvm::formatv(kGpuPipeline, targetName, target->waveSize, prefetch, target->maxStaticSharedBytes, bufferViews).str(),
+      llvm::formatv(kGpuPipeline, targetName, target->waveSize, prefetch, target->maxSharedBytesPerWorkgroup,
+                    bufferViews, target->maxStaticSharedBytes)
+          .str(),
       pm);
 }

@@ -25,6 +25,9 @@ namespace wavetile {
 
 /// Suffix of the driver function that runs a host kernel over its whole grid.
 inline constexpr const char *kHostGridSuffix = "__grid";
+/// Integer attribute on a GPU kernel whose shared buffer is dynamic shared memory: the bytes
+/// each launch must provide (the runtime reads it from the manifest).
+inline constexpr const char *kDynamicSharedBytesAttrName = "wavetile.dynamic_shared_bytes";
 } // namespace wavetile
 
 #endif

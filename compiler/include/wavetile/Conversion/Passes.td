@@ -46,7 +46,10 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
     Option<"target", "target", "std::string", /*default=*/"\"\"",
            "GPU target: gfx942, gfx950, sm_90 or sm_90a">,
     Option<"maxSharedBytes", "max-shared-bytes", "int64_t", /*default=*/"0",
-           "Shared memory one kernel may declare (0: no limit); larger kernels are an error">,
+           "Shared memory one kernel may use (0: no limit); larger kernels are an error">,
+    Option<"maxStaticSharedBytes", "max-static-shared-bytes", "int64_t", /*default=*/"0",
+           "Beyond this many bytes (0: never) a kernel's shared buffer is dynamic shared memory, "
+           "sized at launch from the manifest">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",

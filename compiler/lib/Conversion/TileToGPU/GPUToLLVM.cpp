@@ -70,7 +70,15 @@ struct ConvertGPUKernelsToLLVM : wavetile::impl::ConvertGPUKernelsToLLVMBase<Con
                                        vector::VectorDialect, memref::MemRefDialect, cf::ControlFlowDialect>();
     conversionTarget.addLegalOp<gpu::GPUModuleOp>();
     if (failed(applyPartialConversion(module, conversionTarget, std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    // Dynamic shared memory is a zero-length array the launch sizes. Upstream gives it
+    // internal linkage, which lets NVPTX demote it to a one-byte static variable; external
+    // linkage makes it `.extern .shared`.
+    module.walk([](LLVM::GlobalOp global) {
+      auto array = dyn_cast<LLVM::LLVMArrayType>(global.getGlobalType());
+      if (global.getAddrSpace() == 3 && array && array.getNumElements() == 0)
+        global.setLinkage(LLVM::Linkage::External);
+    });
   }
 };
 } // namespace

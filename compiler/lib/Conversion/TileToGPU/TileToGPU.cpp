@@ -2466,22 +2466,27 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
     if (maxSharedBytes > 0 && plan.totalBytes > maxSharedBytes)
       return kernel.emitError() << "kernel needs " << plan.totalBytes << " bytes of shared memory ("
                                 << plan.scratchBytes << " of them scratch for layout changes, reductions and dots), "
-                                << "but " << target << " kernels may declare at most " << int64_t(maxSharedBytes)
+                                << "but " << target << " kernels may use at most " << int64_t(maxSharedBytes)
                                 << "; use smaller tiles or fewer stages";
+    // Past the static limit (NVIDIA: 48 KiB) the buffer is dynamic shared memory; the
+    // manifest says how much the launch must give.
+    bool dynamicShared = maxStaticSharedBytes > 0 && plan.totalBytes > maxStaticSharedBytes;
     if (plan.reuseFence) { // see SharedPlan
       OpBuilder fence(plan.reuseFence);
       AsyncWaitOp::create(fence, plan.reuseFence->getLoc(), ValueRange{}, 0);
       BarrierOp::create(fence, plan.reuseFence->getLoc());
     }
     SmallVector<Type> attributions;
-    if (plan.totalBytes)
+    if (plan.totalBytes && !dynamicShared)
       attributions.push_back(
           MemRefType::get({plan.totalBytes}, b.getI8Type(), MemRefLayoutAttrInterface(), workgroup));
     auto func = gpu::GPUFuncOp::create(b, kernel.getLoc(), kernel.getName(), b.getFunctionType(inputs, {}),
                                        attributions);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    if (plan.totalBytes) // 128-bit shared accesses rely on this
+    if (plan.totalBytes && !dynamicShared) // 128-bit shared accesses rely on this
       func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(kSharedAlignment));
+    if (dynamicShared)
+      func->setAttr(kDynamicSharedBytesAttrName, b.getI64IntegerAttr(plan.totalBytes));
     func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(blockSize), 1, 1}));
     for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
       if (auto name = kernel.getArgAttr(i, "tile.name"))
@@ -2513,7 +2518,11 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
     for (unsigned i = 0; i < 3; ++i)
       ctx.gridSizes.push_back(entry.getArgument(numUser + i));
     if (plan.totalBytes) {
-      Value shared = func.getWorkgroupAttributions()[0];
+      // Dynamic shared memory starts at least 16-byte aligned, as the static buffer is.
+      Value shared = dynamicShared ? Value(gpu::DynamicSharedMemoryOp::create(
+                                         b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                                                                 MemRefLayoutAttrInterface(), workgroup)))
+                                   : Value(func.getWorkgroupAttributions()[0]);
       auto view = [&](int64_t offset, Type element, int64_t count) -> Value {
         auto type = MemRefType::get({count}, element, MemRefLayoutAttrInterface(), workgroup);
         return memref::ViewOp::create(b, loc, type, shared, indexConst(b, loc, offset), ValueRange{});

@@ -65,6 +65,9 @@ struct KernelManifest {
   KernelSignature signature;
   std::array<uint32_t, 3> block{1, 1, 1}; // threads per workgroup / block
   uint32_t sharedBytes = 0;               // statically declared shared memory (LDS)
+  /// Dynamic shared memory each launch provides (kernels past the static limit: NVIDIA's
+  /// 48 KiB); the runtime raises the kernel's limit to it when loading.
+  uint32_t dynamicSharedBytes = 0;
   /// Our GPU kernels take the grid size as this many trailing i32 arguments after the
   /// user's (x, y, z); the launcher appends them.
   uint32_t gridArguments = 3;
