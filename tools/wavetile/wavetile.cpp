@@ -357,7 +357,7 @@ bool compileExampleForGpus(const Example &example) {
     if (!module)
       break;
     auto start = std::chrono::steady_clock::now();
-    auto binary = wavetile::compileForGpu(*module, target, GpuEmit::Binary, &error);
+    auto binary = wavetile::compileKernelsForGpu(*module, target, &error);
     double seconds = secondsSince(start);
     if (!binary) {
       std::printf("%-*s %-6s FAILED to compile:\n%s\n", kNameWidth, example.name.c_str(), std::string(target.name).c_str(),
@@ -365,9 +365,14 @@ bool compileExampleForGpus(const Example &example) {
       ok = false;
       continue;
     }
-    std::printf("%-*s %-6s compile %6.3f s  %s %6zu bytes  %s\n", kNameWidth, example.name.c_str(),
-                std::string(target.name).c_str(), seconds, target.isAMD() ? "hsaco" : "ptx  ", binary->size(),
-                tool::summarizeCodeObject(*binary, target.isNVIDIA()).c_str());
+    // Dynamic shared memory is not in the code object: the manifest says how much.
+    std::string dynamicShared;
+    for (const KernelManifest &k : binary->manifest.kernels)
+      if (k.dynamicSharedBytes)
+        dynamicShared += " dynamic_shared_bytes=" + std::to_string(k.dynamicSharedBytes);
+    std::printf("%-*s %-6s compile %6.3f s  %s %6zu bytes  %s%s\n", kNameWidth, example.name.c_str(),
+                std::string(target.name).c_str(), seconds, target.isAMD() ? "hsaco" : "ptx  ", binary->image.size(),
+                tool::summarizeCodeObject(binary->image, target.isNVIDIA()).c_str(), dynamicShared.c_str());
   }
   return ok;
 }
