@@ -29,7 +29,7 @@ import kernels  # noqa: E402  (examples/python/kernels.py)
 import wavetile as wt  # noqa: E402
 
 lines = []
-failures = 0
+failures = checks = 0
 
 
 def report(text=""):
@@ -38,8 +38,9 @@ def report(text=""):
 
 
 def check(name, ok, detail):
-    global failures
+    global failures, checks
     failures += not ok
+    checks += 1
     report(f"| {name} | {detail} | {'PASS' if ok else 'FAIL'} |")
 
 
@@ -50,7 +51,7 @@ def wavetile_noop(x: wt.pointer[wt.f32]):
 
 def numerics():
     report("")
-    report(f"## Numerics (Wavetile target {wt.jit._GPU.get().device.target})")
+    report(f"## Numerics (Wavetile target {wt.jit._gpu(torch.cuda.current_device()).device.target})")
     report("")
     report("| kernel | result | status |")
     report("|---|---|---|")
@@ -124,6 +125,32 @@ def graph_capture():
         torch.cuda.synchronize()
         ok &= torch.equal(out, x + y)
     check("vector_add in a CUDA graph", ok, "captured once, replayed 3 times on new inputs: bit-exact each time")
+
+
+def multi_gpu():
+    """Kernels run on torch's current device; tensors elsewhere are an error naming both."""
+    if torch.cuda.device_count() < 2:
+        report("\n(one GPU: no multi-GPU check)")
+        return
+    n = 100_003
+    ok = True
+    for device in (1, 0, 1):
+        with torch.cuda.device(device):
+            x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+            for _ in range(2):  # the second launch takes the fast path
+                out = torch.full((n,), float("nan"), device="cuda")
+                kernels.vector_add[(wt.cdiv(n, kernels.ADD_BLOCK),)](x, y, out, n)
+                torch.cuda.synchronize()
+                ok &= torch.equal(out, x + y)
+    check("vector_add on cuda:1, cuda:0, cuda:1", ok, "each under torch.cuda.device(i): bit-exact")
+    x1 = torch.randn(n, device="cuda:1")
+    try:
+        with torch.cuda.device(0):
+            kernels.vector_add[(wt.cdiv(n, kernels.ADD_BLOCK),)](x1, x1, torch.empty_like(x1), n + 16)
+        refused = "no error"
+    except wt.LaunchError as error:
+        refused = str(error)
+    check("tensors on another device", "current device is cuda:0" in refused, refused)
 
 
 def per_call_us(fn, calls=5000, rounds=5):
@@ -246,8 +273,9 @@ def main():
     cold_compile()
     numerics()
     graph_capture()
+    multi_gpu()
     launch_overhead()
-    report(f"\n{5 - failures} passed, {failures} failed")
+    report(f"\n{checks - failures} passed, {failures} failed")
     out = os.environ.get("OUT")
     if out:
         open(os.path.join(out, "python_gpu.md"), "w").write("\n".join(lines) + "\n")

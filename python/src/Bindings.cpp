@@ -233,10 +233,11 @@ public:
         slowPath(std::move(slowPath)) {}
 
   /// A built specialization: per pointer its dtype (None for addresses) and 2 GiB bit, then
-  /// per pointer and per integer argument whether it is 16-aligned / a multiple of 16.
+  /// per pointer and per integer argument whether it is 16-aligned / a multiple of 16; the
+  /// CUDA device it was loaded on (-1: the host).
   void add(const std::vector<py::object> &dtypes, const std::vector<bool> &within, const std::vector<bool> &facts,
-           bool onGpu, const LoadedKernel &kernel) {
-    entries.push_back(Entry{dtypes, within, facts, onGpu, kernel});
+           int device, const LoadedKernel &kernel) {
+    entries.push_back(Entry{dtypes, within, facts, device, kernel});
   }
 
   /// `f(grid, *args, **kwargs)` as a builtin function bound to this dispatcher.
@@ -251,7 +252,7 @@ private:
   struct Entry {
     std::vector<py::object> dtypes; // None for int addresses
     std::vector<bool> within, facts;
-    bool onGpu;
+    int device; // -1: the host
     LoadedKernel kernel;
   };
 
@@ -303,12 +304,17 @@ private:
       facts[f++] = reinterpret_cast<uintptr_t>(converted[slot].pointer) % 16 == 0;
     for (size_t slot : integerSlots)
       facts[f++] = (converted[slot].kind == ArgKind::I64 ? converted[slot].i64 : converted[slot].i32) % 16 == 0;
-    const Entry *entry = find(dtypes, within, facts);
+    const Entry *entry = find(dtypes, within, facts, kAnyDevice);
+    uintptr_t stream = 0;
+    if (entry && entry->device >= 0) { // GPU kernels run on torch's current device and stream
+      int device;
+      if (!currentTorchStream(&device, &stream))
+        return nullptr;
+      if (entry->device != device)
+        entry = find(dtypes, within, facts, device);
+    }
     if (!entry)
       return PyObject_Vectorcall(slowPath.ptr(), args, size_t(nargs), kwnames);
-    uintptr_t stream = 0;
-    if (entry->onGpu && !currentTorchStream(&stream))
-      return nullptr;
     std::string error;
     if (!entry->kernel.kernel->launch(gridOf(py::reinterpret_borrow<py::object>(grid)), converted, size_t(nargs - 1),
                                       reinterpret_cast<void *>(stream), &error))
@@ -326,9 +332,11 @@ private:
     return name;
   }
 
-  const Entry *find(PyObject *const *dtypes, const bool *within, const bool *facts) const {
+  static constexpr int kAnyDevice = -2;
+
+  const Entry *find(PyObject *const *dtypes, const bool *within, const bool *facts, int device) const {
     for (const Entry &e : entries) {
-      bool match = std::equal(e.facts.begin(), e.facts.end(), facts);
+      bool match = (device == kAnyDevice || e.device == device) && std::equal(e.facts.begin(), e.facts.end(), facts);
       for (size_t i = 0; match && i < pointerSlots.size(); ++i) {
         PyObject *want = e.dtypes[i].is_none() ? nullptr : e.dtypes[i].ptr();
         match = within[i] == e.within[i] &&
@@ -340,8 +348,9 @@ private:
     return nullptr;
   }
 
-  /// torch's current raw CUDA stream, through the C functions torch itself uses.
-  bool currentTorchStream(uintptr_t *stream) {
+  /// torch's current CUDA device and its current raw stream, through the C functions torch
+  /// itself uses.
+  bool currentTorchStream(int *deviceIndex, uintptr_t *stream) {
     if (!getStream) {
       py::object torchC = py::module_::import("torch").attr("_C");
       getDevice = torchC.attr("_cuda_getDevice");
@@ -350,6 +359,7 @@ private:
     PyObject *device = PyObject_CallNoArgs(getDevice.ptr());
     if (!device)
       return false;
+    *deviceIndex = int(PyLong_AsLong(device));
     PyObject *raw = PyObject_CallOneArg(getStream.ptr(), device);
     Py_DECREF(device);
     if (!raw)

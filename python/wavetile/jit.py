@@ -62,35 +62,44 @@ def _alignment_facts(args, pointer_slots, integer_slots):
 
 
 class _Target:
-    """A device and the JIT for it, opened on first use: the process's GPU, or the host."""
+    """A device and the JIT for it, opened on first use: a GPU, or the host."""
 
-    def __init__(self, backend):
-        self.backend = backend
+    def __init__(self, backend, ordinal=0):
+        self.backend, self.ordinal = backend, ordinal
         self.device = self.jit = None
 
     def get(self):
         if self.device is None:
-            self.device = _C.Device.open(0, self.backend)
+            self.device = _C.Device.open(self.ordinal, self.backend)
             self.jit = _C.Jit(self.device.target)
         return self
 
 
-_GPU = _Target("any")
 _HOST = _Target("host")
+_GPUS = {}
+
+
+def _gpu(index):
+    """GPU `index` (torch's numbering), opened on first use."""
+    if index not in _GPUS:
+        _GPUS[index] = _Target("any", index)
+    return _GPUS[index].get()
 
 
 class _TorchStream:
-    """torch's current raw CUDA stream, through the C functions torch itself uses."""
+    """torch's current CUDA device and raw stream, through the C functions torch itself uses."""
     get_stream = get_device = None
 
     @classmethod
-    def current(cls):
-        if cls.get_stream is None:
-            torch = sys.modules.get("torch")
-            if torch is None:
-                return 0
+    def device(cls):
+        if cls.get_device is None:
+            torch = sys.modules["torch"]
             cls.get_stream, cls.get_device = torch._C._cuda_getCurrentRawStream, torch._C._cuda_getDevice
-        return cls.get_stream(cls.get_device())
+        return cls.get_device()
+
+    @classmethod
+    def current(cls):
+        return cls.get_stream(cls.device())
 
 
 class Kernel:
@@ -148,6 +157,9 @@ class Kernel:
             key.append(dtype is not None and p.nbytes < _TWO_GIB)
         facts = _alignment_facts(args, self._pointer_slots, self._integer_slots)
         key.append(facts)
+        on_gpu = any(getattr(args[i], "is_cuda", False) for i in self._pointer_slots)
+        device = _TorchStream.device() if on_gpu else -1  # GPU kernels run on torch's current device
+        key.append(device)
         if kwargs:
             stream = kwargs.pop("stream", None)
             options = (kwargs.pop("num_warps", self.num_warps), kwargs.pop("num_stages", self.num_stages))
@@ -156,10 +168,11 @@ class Kernel:
         entry = self._specializations.get(key)
         if entry is None:
             pointer_key = key[:2 * len(self._pointer_slots)]
-            entry = self._specialize(args, pointer_key[1::2], facts, kwargs, *options)
+            entry = self._specialize(args, pointer_key[1::2], facts, device, kwargs, *options)
             self._specializations[key] = entry
             if not kwargs and stream is None and options == (self.num_warps, self.num_stages):
-                self._dispatcher.add(list(pointer_key[0::2]), list(pointer_key[1::2]), list(facts), *entry)
+                self._dispatcher.add(list(pointer_key[0::2]), list(pointer_key[1::2]), list(facts), device,
+                                     entry[1])
         if callable(grid):
             grid = grid(kwargs)
         elif isinstance(grid, int):
@@ -173,12 +186,16 @@ class Kernel:
             stream = stream.cuda_stream
         launcher.launch(grid, args, stream)
 
-    def _specialize(self, args, within, facts, constants, num_warps, num_stages):
+    def _specialize(self, args, within, facts, device, constants, num_warps, num_stages):
         pointers = [args[i] for i in self._pointer_slots]
         on_gpu = [bool(getattr(p, "is_cuda", False)) for p in pointers]
         if any(on_gpu) and not all(on_gpu):
             raise LaunchError(f"'{self.__name__}': every tensor must be on the same device (some are on the "
                               "GPU, some on the host)")
+        elsewhere = sorted({p.device.index for p in pointers if getattr(p, "is_cuda", False)} - {device})
+        if elsewhere:
+            raise LaunchError(f"'{self.__name__}': tensors on cuda:{elsewhere[0]}, but the current device is "
+                              f"cuda:{device}; launch under torch.cuda.device({elsewhere[0]})")
         params = [a for _, a in self.function.runtime_params if isinstance(a, language._PointerType)]
         names = [n for n, a in self.function.runtime_params if isinstance(a, language._PointerType)]
         for name, annotation, tensor in zip(names, params, pointers):
@@ -196,10 +213,10 @@ class Kernel:
         slots = self._pointer_slots + self._integer_slots
         known = {names[i]: _ALIGNMENT for i, fact in zip(slots, facts) if fact}
         module = self.module(constants, within, num_warps, num_stages, known)
-        target = (_GPU if pointers and all(on_gpu) else _HOST).get()
+        target = _gpu(device) if device >= 0 else _HOST.get()
         image, manifest, source, seconds = target.jit.compile(module)
         self.last_compile = (source, seconds)  # "compiled" / "disk" / "memory", and the time it took
-        return target is _GPU, target.device.load(image, manifest, self.__name__)
+        return device >= 0, target.device.load(image, manifest, self.__name__)
 
 
 def kernel(fn=None, *, num_warps=4, num_stages=1):
