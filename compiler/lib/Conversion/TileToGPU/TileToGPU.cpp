@@ -1247,6 +1247,17 @@ int64_t pointerAlignment(const KernelContext &ctx, Value base) {
   return it == ctx.argumentDivisibility.end() ? 0 : it->second;
 }
 
+/// The access a global memory op makes: through a buffer view or a pointer (by the type of
+/// its original `base`, converted to `converted`), with what is known before run time about
+/// the base's alignment and the divisibility of `offsets`.
+GlobalAccess globalAccess(OpBuilder &b, Location loc, const KernelContext &ctx, Value base, Value converted,
+                          Value offsets, Type element) {
+  GlobalAccess access = isa<BufferType>(base.getType()) ? GlobalAccess::view(b, loc, ctx, converted, element)
+                                                        : GlobalAccess::pointer(ctx, converted, element);
+  access.assume(pointerAlignment(ctx, base), contiguityOf(ctx, offsets));
+  return access;
+}
+
 /// The registers of a loaded vector, in the tile's element type.
 SmallVector<Value> unpackLoaded(OpBuilder &b, Location loc, Value vector, Type element) {
   SmallVector<Value> values;
@@ -1324,8 +1335,7 @@ struct LoadLowering : GpuPattern<LoadOp> {
       return isa<VectorType>(other.getType()) ? extract(b, loc, other, r) : other;
     };
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    GlobalAccess access = GlobalAccess::pointer(ctx, adaptor.getBase(), element);
-    access.assume(pointerAlignment(ctx, op.getBase()), contiguityOf(ctx, op.getOffsets()));
+    GlobalAccess access = globalAccess(rw, loc, ctx, op.getBase(), adaptor.getBase(), op.getOffsets(), element);
     rw.replaceOp(op, loadTileFromGlobal(rw, loc, t, n, access,
                                         adaptor.getOffsets(), adaptor.getMask(), otherwise));
     return success();
@@ -1339,8 +1349,7 @@ struct BufferLoadLowering : GpuPattern<BufferLoadOp> {
     ThreadTile t = threadTile(op.getType());
     Type element = t.type.getElementType();
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    GlobalAccess access = GlobalAccess::view(rw, loc, ctx, adaptor.getBuffer(), element);
-    access.assume(pointerAlignment(ctx, op.getBuffer()), contiguityOf(ctx, op.getOffsets()));
+    GlobalAccess access = globalAccess(rw, loc, ctx, op.getBuffer(), adaptor.getBuffer(), op.getOffsets(), element);
     rw.replaceOp(op, loadTileFromGlobal(rw, loc, t, n, access,
                                         adaptor.getOffsets(), adaptor.getMask(),
                                         [&](OpBuilder &b, int64_t) { return zeroOf(b, loc, element); }));
@@ -1354,8 +1363,7 @@ struct StoreLowering : GpuPattern<StoreOp> {
     ThreadTile t = threadTile(op.getValue().getType());
     Type element = t.type.getElementType();
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    GlobalAccess access = GlobalAccess::pointer(ctx, adaptor.getBase(), element);
-    access.assume(pointerAlignment(ctx, op.getBase()), contiguityOf(ctx, op.getOffsets()));
+    GlobalAccess access = globalAccess(rw, op.getLoc(), ctx, op.getBase(), adaptor.getBase(), op.getOffsets(), element);
     storeTileToGlobal(rw, op.getLoc(), ctx, t, n, access,
                       adaptor.getOffsets(), adaptor.getMask(), adaptor.getValue());
     rw.eraseOp(op);
@@ -1370,8 +1378,7 @@ struct BufferStoreLowering : GpuPattern<BufferStoreOp> {
     ThreadTile t = threadTile(op.getValue().getType());
     Type element = t.type.getElementType();
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    GlobalAccess access = GlobalAccess::view(rw, loc, ctx, adaptor.getBuffer(), element);
-    access.assume(pointerAlignment(ctx, op.getBuffer()), contiguityOf(ctx, op.getOffsets()));
+    GlobalAccess access = globalAccess(rw, loc, ctx, op.getBuffer(), adaptor.getBuffer(), op.getOffsets(), element);
     storeTileToGlobal(rw, loc, ctx, t, n, access,
                       adaptor.getOffsets(), adaptor.getMask(), adaptor.getValue());
     rw.eraseOp(op);
@@ -1441,10 +1448,7 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
     ThreadTile t = threadTile(cast<RankedTensorType>(op.getOffsets().getType()));
     SharedType dest = op.getDest().getType();
     Type element = dest.getElementType();
-    GlobalAccess access = isa<BufferType>(op.getBase().getType())
-                              ? GlobalAccess::view(rw, loc, ctx, adaptor.getBase(), element)
-                              : GlobalAccess::pointer(ctx, adaptor.getBase(), element);
-    access.assume(pointerAlignment(ctx, op.getBase()), contiguityOf(ctx, op.getOffsets()));
+    GlobalAccess access = globalAccess(rw, loc, ctx, op.getBase(), adaptor.getBase(), op.getOffsets(), element);
     auto coords = coordinates(rw, loc, ctx, t);
     auto maskOf = [&](OpBuilder &b, int64_t r) {
       return adaptor.getMask() ? extract(b, loc, adaptor.getMask(), r) : Value();
