@@ -50,6 +50,9 @@ def ConvertTileToGPU : Pass<"convert-tile-to-gpu", "::mlir::ModuleOp"> {
     Option<"maxStaticSharedBytes", "max-static-shared-bytes", "int64_t", /*default=*/"0",
            "Beyond this many bytes (0: never) a kernel's shared buffer is dynamic shared memory, "
            "sized at launch from the manifest">,
+    Option<"directToLds", "direct-to-lds", "bool", /*default=*/"true",
+           "AMD: write async copies whose layouts allow it with load-to-LDS instructions "
+           "(global_load_lds / buffer_load ... lds) instead of through registers">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",

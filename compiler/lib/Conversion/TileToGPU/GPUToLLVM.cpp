@@ -24,6 +24,35 @@ namespace wavetile {
 using namespace mlir;
 
 namespace {
+/// Load-to-LDS instructions write LDS asynchronously; the backend would make every later
+/// LDS access wait for all of them (vmcnt(0)), including reads of the stage being computed
+/// while the next one is copied. Async copies are complete only after async_wait and a
+/// barrier, which wait for them explicitly, so the copies get an alias scope that the
+/// kernel's LDS loads and stores are declared not to alias.
+void separateDirectCopiesFromLdsAccesses(gpu::GPUModuleOp module) {
+  MLIRContext *context = module.getContext();
+  module.walk([&](LLVM::LLVMFuncOp func) {
+    SmallVector<LLVM::AliasAnalysisOpInterface> copies;
+    func.walk([&](Operation *op) {
+      if (isa<ROCDL::GlobalLoadLDSOp, ROCDL::RawPtrBufferLoadLdsOp>(op))
+        copies.push_back(cast<LLVM::AliasAnalysisOpInterface>(op));
+    });
+    if (copies.empty())
+      return;
+    auto domain = LLVM::AliasScopeDomainAttr::get(context, StringAttr::get(context, "wavetile.lds"));
+    auto scope = ArrayAttr::get(
+        context, {LLVM::AliasScopeAttr::get(domain, StringAttr::get(context, "load-to-lds copies"))});
+    for (LLVM::AliasAnalysisOpInterface copy : copies)
+      copy.setAliasScopes(scope);
+    auto isLds = [](Value address) { return cast<LLVM::LLVMPointerType>(address.getType()).getAddressSpace() == 3; };
+    func.walk([&](Operation *op) {
+      if ((isa<LLVM::LoadOp>(op) && isLds(cast<LLVM::LoadOp>(op).getAddr())) ||
+          (isa<LLVM::StoreOp>(op) && isLds(cast<LLVM::StoreOp>(op).getAddr())))
+        cast<LLVM::AliasAnalysisOpInterface>(op).setNoAliasScopes(scope);
+    });
+  });
+}
+
 struct ConvertGPUKernelsToLLVM : wavetile::impl::ConvertGPUKernelsToLLVMBase<ConvertGPUKernelsToLLVM> {
   using ConvertGPUKernelsToLLVMBase::ConvertGPUKernelsToLLVMBase;
 
@@ -71,6 +100,8 @@ struct ConvertGPUKernelsToLLVM : wavetile::impl::ConvertGPUKernelsToLLVMBase<Con
     conversionTarget.addLegalOp<gpu::GPUModuleOp>();
     if (failed(applyPartialConversion(module, conversionTarget, std::move(patterns))))
       return signalPassFailure();
+    if (amd)
+      separateDirectCopiesFromLdsAccesses(module);
     // Dynamic shared memory is a zero-length array the launch sizes. Upstream gives it
     // internal linkage, which lets NVPTX demote it to a one-byte static variable; external
     // linkage makes it `.extern .shared`.

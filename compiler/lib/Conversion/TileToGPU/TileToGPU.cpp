@@ -12,6 +12,7 @@
 
 #include "wavetile/Conversion/Passes.h"
 
+#include "DirectToLds.h"
 #include "wavetile/Dialect/Tile/IR/Distribution.h"
 #include "wavetile/Dialect/Tile/IR/TileDialect.h"
 #include "wavetile/Dialect/Tile/Transforms/LoweringUtils.h"
@@ -77,6 +78,12 @@ struct KernelContext {
   /// Kernel arguments with `tile.divisibility`: pointers aligned to, or integers multiples
   /// of, that many (bytes for pointers); keyed by the values the kernel's ops use.
   llvm::DenseMap<Value, int64_t> argumentDivisibility;
+  /// AMD: the most bytes one lane moves with a load-to-LDS instruction (0: not used).
+  int64_t directLdsBytes = 0;
+  /// Async copies written with load-to-LDS instructions, and the fewest instructions one
+  /// of them issues per thread (what async_wait counts in).
+  llvm::DenseMap<Operation *, std::pair<direct_lds::CopyShape, direct_lds::Plan>> directCopies;
+  int64_t fewestDirectInstructions = 0;
 };
 
 /// The power of two an i32 scalar of the original IR is known to be a multiple of.
@@ -388,15 +395,6 @@ struct IRArith {
   Value div(Value x, Value y) const { return arith::DivUIOp::create(b, loc, x, y); }
   Value rem(Value x, Value y) const { return arith::RemUIOp::create(b, loc, x, y); }
   Value bitXor(Value x, Value y) const { return arith::XOrIOp::create(b, loc, x, y); }
-};
-
-struct ConstantArith {
-  int64_t constant(int64_t v) const { return v; }
-  int64_t add(int64_t x, int64_t y) const { return x + y; }
-  int64_t mul(int64_t x, int64_t y) const { return x * y; }
-  int64_t div(int64_t x, int64_t y) const { return x / y; }
-  int64_t rem(int64_t x, int64_t y) const { return x % y; }
-  int64_t bitXor(int64_t x, int64_t y) const { return x ^ y; }
 };
 
 /// Row-major linear index of `coords` in `shape`.
@@ -1178,6 +1176,19 @@ public:
     return LLVM::LoadOp::create(b, loc, type, address(b, loc, first), bytesOf(element, n));
   }
 
+  /// One load-to-LDS instruction: `bytes` from `first` in each lane, written at
+  /// `ldsRun` + lane * bytes. Through a view, a lane that is not `ready` (null: every lane
+  /// is) writes zeros; through a pointer every lane must be ready.
+  void loadToLds(OpBuilder &b, Location loc, Value first, Value ready, Value ldsRun, int64_t bytes) const {
+    if (isView()) {
+      ROCDL::RawPtrBufferLoadLdsOp::create(b, loc, base, ldsRun, i32Const(b, loc, bytes),
+                                           amdBufferOffset(b, loc, first, ready), zero(b, loc), zero(b, loc),
+                                           zero(b, loc), nullptr, nullptr, nullptr);
+      return;
+    }
+    ROCDL::GlobalLoadLDSOp::create(b, loc, address(b, loc, first), ldsRun, bytes, 0, 0, nullptr, nullptr, nullptr);
+  }
+
   /// Writes `value` (in its memory type) at `offset` if `active` (null: always).
   void storeElement(OpBuilder &b, Location loc, Value offset, Value active, Value value) const {
     if (isView() && ctx.amd) { // inactive elements are dropped in hardware
@@ -1435,6 +1446,127 @@ struct SharedSliceLowering : GpuPattern<SharedSliceOp> {
   }
 };
 
+/// The load-to-LDS plan for an AMD async copy, when its layouts allow one (DirectToLds.h):
+/// a row-major shared tile without padding, a swizzle (if any) on whole lane parts, and
+/// offset groups of at least a dword.
+std::optional<std::pair<direct_lds::CopyShape, direct_lds::Plan>> directCopyPlan(const KernelContext &ctx,
+                                                                                 AsyncCopyOp op) {
+  auto offsetsType = cast<RankedTensorType>(op.getOffsets().getType());
+  SharedType dest = op.getDest().getType();
+  std::optional<ThreadTile> t = maybeThreadTile(offsetsType);
+  if (!ctx.directLdsBytes || !t || !t->blocked || dest.getRank() != 2 || dest.getShape() != offsetsType.getShape())
+    return std::nullopt;
+  auto layout = dyn_cast_or_null<SharedLayoutAttr>(dest.getEncoding());
+  if (layout && (layout.getPadding() || layout.getOrder()[0] != 1))
+    return std::nullopt;
+  Type element = dest.getElementType();
+  direct_lds::CopyShape shape{t->warpSize(), t->numWarps(), t->registers, bytesOf(element, 1),
+                              vectorWidth(*t, contiguityOf(ctx, op.getOffsets()), element), dest.getDimSize(1)};
+  if (layout)
+    std::tie(shape.vec, shape.perPhase, shape.maxPhase) =
+        std::make_tuple(layout.getVec(), layout.getPerPhase(), layout.getMaxPhase());
+  auto ldsOffset = [&](int64_t reg, int64_t lane, int64_t warp) {
+    return sharedOffset(dest, delinearize(t->elementAt(reg, lane, warp), dest.getShape()));
+  };
+  for (int64_t bytes = ctx.directLdsBytes; bytes >= 4; bytes /= 4)
+    if (auto plan = direct_lds::planCopy(shape, bytes, ldsOffset))
+      return std::make_pair(shape, *plan);
+  return std::nullopt;
+}
+
+void planDirectCopies(Operation *root, KernelContext &ctx) {
+  root->walk([&](AsyncCopyOp op) {
+    if (auto plan = directCopyPlan(ctx, op)) {
+      int64_t instructions = plan->second.instructions();
+      ctx.fewestDirectInstructions = ctx.directCopies.empty() ? instructions
+                                                              : std::min(ctx.fewestDirectInstructions, instructions);
+      ctx.directCopies[op] = *plan;
+    }
+  });
+}
+
+/// An async copy with load-to-LDS instructions. Per register group and part, each lane
+/// fetches the offset (and the mask bits) of the group that belongs at its slot of the
+/// wave's LDS run from the lane that holds it, then the wave issues one instruction. A
+/// wave in which some lane's part is partly masked, out of range or misaligned (or, through
+/// a pointer, masked at all) copies that slot element by element instead.
+void copyDirect(OpBuilder &b, Location loc, const KernelContext &ctx, const direct_lds::CopyShape &shape,
+                const direct_lds::Plan &plan, const GlobalAccess &access, Value offsets, Value mask,
+                SharedType destType, Value dest) {
+  Type element = destType.getElementType();
+  IRArith a{b, loc};
+  auto fromLane = [&](Value value, Value lane) -> Value {
+    if (!plan.permuted)
+      return value;
+    return ROCDL::DsBpermuteOp::create(b, loc, b.getI32Type(), a.mul(lane, a.constant(4)), value);
+  };
+  Value notSet = arith::ConstantIntOp::create(b, loc, 0, 1);
+  int64_t partMask = (int64_t(1) << plan.laneElements) - 1;
+  for (int64_t group = 0; group < plan.groups(); ++group) {
+    int64_t first = group * shape.groupElements;
+    Value offset = extract(b, loc, offsets, first);
+    Value bits; // the group's mask, bit i for register first + i
+    if (mask)
+      for (int64_t i = 0; i < shape.groupElements; ++i) {
+        Value bit = arith::ExtUIOp::create(b, loc, b.getI32Type(), extract(b, loc, mask, first + i));
+        bit = arith::ShLIOp::create(b, loc, bit, a.constant(i));
+        bits = bits ? Value(arith::OrIOp::create(b, loc, bits, bit)) : bit;
+      }
+    for (int64_t instruction = 0; instruction < plan.instructionsPerGroup; ++instruction) {
+      direct_lds::Slot<Value> slot = direct_lds::slotWith(a, shape, plan, ctx.lane, ctx.warp, group, instruction);
+      Value partStart = a.mul(slot.part, a.constant(plan.laneElements));
+      Value start = a.add(fromLane(offset, slot.owner), partStart);
+      Value partBits, allOff = notSet;
+      Value ready = access.groupReady(b, loc, start, plan.laneElements);
+      if (mask) {
+        partBits = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, fromLane(bits, slot.owner), partStart),
+                                         a.constant(partMask));
+        auto equals = [&](int64_t v) {
+          return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, partBits, a.constant(v));
+        };
+        ready = andOf(b, loc, equals(partMask), ready);
+        allOff = equals(0);
+      }
+      Value direct = ready && access.isView() ? Value(arith::OrIOp::create(b, loc, ready, allOff)) : ready;
+      Value run = sharedAddress(b, loc, dest, slot.runStart, element);
+      auto issue = [&](OpBuilder &ib) {
+        access.loadToLds(ib, loc, start, ready, run, bytesOf(element, plan.laneElements));
+      };
+      if (!direct) {
+        issue(b);
+        continue;
+      }
+      Value notDirect = arith::XOrIOp::create(b, loc, direct, arith::ConstantIntOp::create(b, loc, 1, 1));
+      Value anyNotDirect = ROCDL::BallotOp::create(b, loc, b.getI64Type(), notDirect);
+      Value waveDirect = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, anyNotDirect,
+                                               arith::ConstantIntOp::create(b, loc, 0, 64));
+      scf::IfOp::create(
+          b, loc, waveDirect,
+          [&](OpBuilder &tb, Location) {
+            issue(tb);
+            scf::YieldOp::create(tb, loc);
+          },
+          [&](OpBuilder &eb, Location) {
+            IRArith e{eb, loc};
+            Value slotStart = e.add(slot.runStart, e.mul(ctx.lane, e.constant(plan.laneElements)));
+            for (int64_t i = 0; i < plan.laneElements; ++i) {
+              Value at = e.add(start, e.constant(i));
+              Value active;
+              if (mask) {
+                Value bit = arith::AndIOp::create(eb, loc, arith::ShRUIOp::create(eb, loc, partBits, e.constant(i)),
+                                                  e.constant(1));
+                active = arith::TruncIOp::create(eb, loc, eb.getI1Type(), bit);
+              }
+              Value value = access.loadElement(eb, loc, at, access.elementActive(eb, loc, at, active),
+                                               [&](OpBuilder &zb) { return zeroOf(zb, loc, element); });
+              storeShared(eb, loc, dest, e.add(slotStart, e.constant(i)), value);
+            }
+            scf::YieldOp::create(eb, loc);
+          });
+    }
+  }
+}
+
 /// Each thread copies the destination elements that the offsets' layout gives it, in groups
 /// of 4, 8 or 16 contiguous bytes where both addresses are aligned. On NVIDIA a group goes
 /// through cp.async (a fully masked group zero-fills through the source size) and completes
@@ -1449,6 +1581,12 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
     SharedType dest = op.getDest().getType();
     Type element = dest.getElementType();
     GlobalAccess access = globalAccess(rw, loc, ctx, op.getBase(), adaptor.getBase(), op.getOffsets(), element);
+    if (auto direct = ctx.directCopies.find(op); direct != ctx.directCopies.end()) {
+      copyDirect(rw, loc, ctx, direct->second.first, direct->second.second, access, adaptor.getOffsets(),
+                 adaptor.getMask(), dest, adaptor.getDest());
+      rw.replaceOpWithNewOp<arith::ConstantIntOp>(op, 1, 1);
+      return success();
+    }
     auto coords = coordinates(rw, loc, ctx, t);
     auto maskOf = [&](OpBuilder &b, int64_t r) {
       return adaptor.getMask() ? extract(b, loc, adaptor.getMask(), r) : Value();
@@ -1517,20 +1655,43 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
   }
 };
 
+/// A barrier that orders shared-memory accesses. On AMD, once load-to-LDS instructions
+/// exist, the workgroup-scope fences of gpu.barrier would also wait for every one in flight
+/// (they write LDS), which would undo the copies' overlap with compute. There the barrier is
+/// the hardware one after this wave's LDS accesses complete (gfx90a+ do not wait by
+/// themselves), between fences that only keep the compiler from moving memory accesses
+/// across it; async_wait waits for the copies a barrier publishes.
 struct BarrierLowering : GpuPattern<BarrierOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(BarrierOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
-    rw.replaceOpWithNewOp<gpu::BarrierOp>(op);
+    if (!ctx.amd || !ctx.fewestDirectInstructions) {
+      rw.replaceOpWithNewOp<gpu::BarrierOp>(op);
+      return success();
+    }
+    Location loc = op.getLoc();
+    LLVM::FenceOp::create(rw, loc, LLVM::AtomicOrdering::release, "singlethread");
+    amdgpu::MemoryCounterWaitOp::create(rw, loc, IntegerAttr(), IntegerAttr(), rw.getI32IntegerAttr(0), IntegerAttr(),
+                                        IntegerAttr());
+    ROCDL::SBarrierOp::create(rw, loc);
+    rw.replaceOpWithNewOp<LLVM::FenceOp>(op, LLVM::AtomicOrdering::acquire, "singlethread");
     return success();
   }
 };
 
-/// NVIDIA: wait until at most `pending` cp.async groups are in flight. AMD copies are
-/// complete when issued. Either way, a barrier must follow before other threads read.
+/// NVIDIA: wait until at most `pending` cp.async groups are in flight. AMD copies through
+/// registers are complete when issued; load-to-LDS instructions are vector memory loads,
+/// which complete in order: once at most `pending` times the fewest instructions a direct
+/// copy issues are outstanding, every older copy has landed (a copy that fell back to
+/// element-wise loads waited for them, and so for everything before it). Either way, a
+/// barrier must follow before other threads read.
 struct AsyncWaitLowering : GpuPattern<AsyncWaitOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(AsyncWaitOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
-    if (ctx.amd)
+    if (ctx.amd && ctx.fewestDirectInstructions)
+      rw.replaceOpWithNewOp<amdgpu::MemoryCounterWaitOp>(
+          op, rw.getI32IntegerAttr(int32_t(op.getPending() * ctx.fewestDirectInstructions)), IntegerAttr(),
+          IntegerAttr(), IntegerAttr(), IntegerAttr());
+    else if (ctx.amd)
       rw.eraseOp(op);
     else
       rw.replaceOpWithNewOp<NVVM::CpAsyncWaitGroupOp>(op, rw.getI32IntegerAttr(op.getPending()));
@@ -2540,6 +2701,9 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
     }
     kernel.erase();
     analyzeContiguity(func, ctx); // keyed by the original values the patterns see
+    if (amd && directToLds)
+      ctx.directLdsBytes = target == "gfx950" ? 16 : 4; // CDNA3 moves one dword per lane; CDNA4 up to four
+    planDirectCopies(func, ctx);
 
     ConversionTarget target(*context);
     target.addIllegalDialect<TileDialect>();
