@@ -1,0 +1,83 @@
+//===- Checks.cpp - argument checks every library op shares ---------------===//
+
+#include "Checks.h"
+
+#include <algorithm>
+#include <cstdint>
+
+using namespace wavetile;
+using namespace wavetile::ops;
+using dsl::bitWidth;
+using dsl::dtypeName;
+
+namespace {
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t d = 0; d < shape.size(); ++d)
+    text += (d ? ", " : "") + std::to_string(shape[d]);
+  return text + "]";
+}
+} // namespace
+
+bool ArgumentChecker::fail(const char *name, const std::string &problem) const {
+  return opError(error_, op_, std::string("'") + name + "' " + problem);
+}
+
+/// Kernels address tensors with 32-bit offsets (AMD buffer resources): each must lie within
+/// 2 GiB of its start, with non-negative strides.
+bool ArgumentChecker::addressable(const char *name, const TensorRef &t) const {
+  if (t.strides.size() != t.shape.size())
+    return fail(name, "has " + std::to_string(t.shape.size()) + " sizes but " + std::to_string(t.strides.size()) +
+                          " strides");
+  for (size_t d = 0; d < t.shape.size(); ++d)
+    if (t.shape[d] < 0 || t.strides[d] < 0)
+      return fail(name, "has a negative size or stride (shape " + shapeText(t.shape) + ", strides " +
+                            shapeText(t.strides) + ")");
+  if (t.extentBytes() > uint64_t(INT32_MAX))
+    return fail(name, "spans " + std::to_string(t.extentBytes()) + " bytes; library ops take tensors under 2 GiB");
+  if (!t.data && t.numel() > 0)
+    return fail(name, "has no data pointer");
+  return true;
+}
+
+bool ArgumentChecker::rows(const char *name, const TensorRef &t, std::initializer_list<DType> dtypes) const {
+  if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) {
+    std::string allowed;
+    for (DType d : dtypes)
+      allowed += std::string(allowed.empty() ? "" : ", ") + dtypeName(d);
+    return fail(name, std::string("has dtype ") + dtypeName(t.dtype) + "; expected one of " + allowed);
+  }
+  if (t.rank() != 2)
+    return fail(name, "must be 2-D [rows, hidden], got shape " + shapeText(t.shape));
+  if (t.shape[1] < 1)
+    return fail(name, "has no columns (shape " + shapeText(t.shape) + ")");
+  if (t.shape[1] > 1 && t.strides[1] != 1)
+    return fail(name, "must have unit stride along its last dimension, got strides " + shapeText(t.strides));
+  return addressable(name, t);
+}
+
+bool ArgumentChecker::sameAs(const char *name, const TensorRef &t, const TensorRef &like) const {
+  if (t.dtype != like.dtype)
+    return fail(name, std::string("has dtype ") + dtypeName(t.dtype) + " but input has " + dtypeName(like.dtype));
+  if (t.shape != like.shape)
+    return fail(name, "has shape " + shapeText(t.shape) + " but input has " + shapeText(like.shape));
+  if (t.shape.size() > 1 && t.shape.back() > 1 && t.strides.back() != 1)
+    return fail(name, "must have unit stride along its last dimension, got strides " + shapeText(t.strides));
+  return addressable(name, t);
+}
+
+bool ArgumentChecker::vector(const char *name, const TensorRef &t, DType dtype, int64_t n) const {
+  if (t.dtype != dtype)
+    return fail(name, std::string("has dtype ") + dtypeName(t.dtype) + " but input has " + dtypeName(dtype));
+  if (t.rank() != 1 || t.shape[0] != n)
+    return fail(name, "must have shape [" + std::to_string(n) + "], got " + shapeText(t.shape));
+  if (n > 1 && t.strides[0] != 1)
+    return fail(name, "must be contiguous, got stride " + std::to_string(t.strides[0]));
+  return addressable(name, t);
+}
+
+bool ArgumentChecker::flag(const char *name, int value) const {
+  if (value == 0 || value == 1)
+    return true;
+  return fail(name, "must be 0 or 1, got " + std::to_string(value));
+}

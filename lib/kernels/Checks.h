@@ -1,0 +1,41 @@
+//===- Checks.h - argument checks every library op shares -------*- C++ -*-===//
+//
+// Ops refuse bad tensors before anything compiles or runs, naming the op, the argument
+// and what is wrong with it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAVETILE_LIB_KERNELS_CHECKS_H
+#define WAVETILE_LIB_KERNELS_CHECKS_H
+
+#include "wavetile/ops/OpRuntime.h"
+
+#include <initializer_list>
+#include <string>
+
+namespace wavetile::ops {
+
+inline constexpr std::initializer_list<DType> kNormDTypes = {DType::f32, DType::f16, DType::bf16};
+
+class ArgumentChecker {
+public:
+  ArgumentChecker(std::string_view op, std::string *error) : op_(op), error_(error) {}
+
+  /// A matrix of rows [M, N] with unit stride along rows, in one of `dtypes`.
+  bool rows(const char *name, const TensorRef &t, std::initializer_list<DType> dtypes) const;
+  /// Same dtype and shape as `like`, unit stride along rows.
+  bool sameAs(const char *name, const TensorRef &t, const TensorRef &like) const;
+  /// A contiguous vector of `n` elements of `dtype`.
+  bool vector(const char *name, const TensorRef &t, DType dtype, int64_t n) const;
+  /// 0 or 1.
+  bool flag(const char *name, int value) const;
+
+private:
+  bool fail(const char *name, const std::string &problem) const;
+  bool addressable(const char *name, const TensorRef &t) const;
+  std::string op_;
+  std::string *error_;
+};
+
+} // namespace wavetile::ops
+
+#endif

@@ -1,0 +1,117 @@
+//===- OpRuntime.cpp - compile, load and launch library kernels -----------===//
+
+#include "wavetile/ops/OpRuntime.h"
+
+#include "wavetile/Jit.h"
+
+using namespace wavetile;
+using namespace wavetile::ops;
+using dsl::bitWidth;
+using dsl::dtypeName;
+
+TensorRef TensorRef::contiguous(void *data, DType dtype, std::vector<int64_t> shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return {data, dtype, std::move(shape), std::move(strides)};
+}
+
+int64_t TensorRef::numel() const {
+  int64_t n = 1;
+  for (int64_t s : shape)
+    n *= s;
+  return n;
+}
+
+uint64_t TensorRef::extentBytes() const {
+  if (numel() == 0)
+    return 0;
+  int64_t last = 0;
+  for (size_t d = 0; d < shape.size(); ++d)
+    last += (shape[d] - 1) * strides[d];
+  return uint64_t(last + 1) * uint64_t(std::max(1, bitWidth(dtype) / 8));
+}
+
+NamedArgs &NamedArgs::tensor(const std::string &name, const TensorRef &t) {
+  byName_[name] = KernelArg::ptr(t.data, dtypeName(t.dtype), t.extentBytes());
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    byName_[name + "_size" + std::to_string(d)] = KernelArg::fromI32(int32_t(t.shape[d]));
+    byName_[name + "_stride" + std::to_string(d)] = KernelArg::fromI32(int32_t(t.strides[d]));
+  }
+  return *this;
+}
+
+NamedArgs &NamedArgs::f32(const std::string &name, float v) {
+  byName_[name] = KernelArg::fromF32(v);
+  return *this;
+}
+
+NamedArgs &NamedArgs::i32(const std::string &name, int32_t v) {
+  byName_[name] = KernelArg::fromI32(v);
+  return *this;
+}
+
+bool NamedArgs::inOrderOf(const KernelSignature &kernel, std::vector<KernelArg> *args, std::string *error) const {
+  args->clear();
+  for (const KernelParam &param : kernel.params) {
+    auto it = byName_.find(param.name);
+    if (it == byName_.end()) {
+      *error = "kernel '" + kernel.name + "' takes '" + param.name + "', which the op did not provide";
+      return false;
+    }
+    args->push_back(it->second);
+  }
+  return true;
+}
+
+OpRuntime::OpRuntime(Device &device, std::unique_ptr<Jit> jit) : device_(device), jit_(std::move(jit)) {}
+OpRuntime::~OpRuntime() = default;
+
+std::unique_ptr<OpRuntime> OpRuntime::create(Device &device, std::string *error) {
+  if (device.target().empty()) {
+    *error = "device '" + device.name() + "' has no compile target";
+    return nullptr;
+  }
+  return std::unique_ptr<OpRuntime>(
+      new OpRuntime(device, std::make_unique<Jit>(JitOptions::fromEnvironment(device.target()))));
+}
+
+size_t OpRuntime::loadedModules() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return loaded_.size();
+}
+
+bool OpRuntime::launch(const std::string &specialization, const Builder &build, std::string_view kernel,
+                       std::array<uint32_t, 3> grid, const NamedArgs &args, std::string *error) {
+  const LoadedModule *module = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = loaded_.find(specialization);
+    if (it == loaded_.end()) {
+      std::unique_ptr<Module> ir = build(error);
+      if (!ir)
+        return false;
+      std::optional<Jit::Result> compiled = jit_->compile(*ir, error);
+      if (!compiled)
+        return false;
+      std::unique_ptr<LoadedModule> loadedModule =
+          device_.load(compiled->binary->image, compiled->binary->manifest, error);
+      if (!loadedModule)
+        return false;
+      it = loaded_.emplace(specialization, std::move(loadedModule)).first;
+    }
+    module = it->second.get();
+  }
+  const LoadedModule::Kernel *k = module->kernel(kernel, error);
+  if (!k)
+    return false;
+  std::vector<KernelArg> ordered;
+  if (!args.inOrderOf(k->manifest().signature, &ordered, error))
+    return false;
+  return k->launch(grid, ordered.data(), ordered.size(), stream, error);
+}
+
+bool wavetile::ops::opError(std::string *error, std::string_view op, const std::string &message) {
+  *error = std::string(op) + ": " + message;
+  return false;
+}

@@ -1,0 +1,23 @@
+//===- Catalog.h - library kernels by textual specialization -----*- C++ -*-===//
+//
+// Every library kernel specialization has a name a tool can take, OP:DTYPE:HIDDEN[:FLAG...],
+// e.g. "rmsnorm2d_fwd_with_add:bf16:7168:gemma" (flags: gemma, t5, a16). `wavetile compile --op`
+// and AOT bundles build kernels from it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAVETILE_OPS_CATALOG_H
+#define WAVETILE_OPS_CATALOG_H
+
+#include "wavetile/ops/OpRuntime.h"
+
+namespace wavetile::ops {
+
+/// The module for `spec`, or null with an error naming what is wrong with it.
+std::unique_ptr<Module> buildOpKernel(std::string_view spec, std::string *error);
+
+/// The ops `buildOpKernel` knows, with their flags (for help texts).
+const char *opCatalogHelp();
+
+} // namespace wavetile::ops
+
+#endif

@@ -1,0 +1,94 @@
+//===- OpRuntime.h - where library ops compile, load and launch -*- C++ -*-===//
+//
+// Library ops are kernel generators in the C++ DSL, specialized per call on what changes
+// code (dtypes, the hidden size, flags) but not on what changes with every batch (rows,
+// strides, pointers). An OpRuntime ties them to one device: it JIT-compiles each
+// specialization once (through the kernel cache), keeps it loaded, and launches it on the
+// runtime's stream. The same path serves GPUs and the host device.
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAVETILE_OPS_OPRUNTIME_H
+#define WAVETILE_OPS_OPRUNTIME_H
+
+#include "wavetile/dsl/DSL.h"
+#include "wavetile/runtime/Device.h"
+
+#include <array>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace wavetile {
+class Jit;
+}
+
+namespace wavetile::ops {
+
+using dsl::DType;
+
+/// A strided view of memory the runtime's device can access; strides in elements.
+struct TensorRef {
+  void *data = nullptr;
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape, strides;
+
+  /// A row-major tensor.
+  static TensorRef contiguous(void *data, DType dtype, std::vector<int64_t> shape);
+  int64_t rank() const { return int64_t(shape.size()); }
+  int64_t numel() const;
+  /// Bytes from `data` to one past the last element.
+  uint64_t extentBytes() const;
+};
+
+/// Launch arguments by the names the DSL gives kernel parameters.
+class NamedArgs {
+public:
+  /// A tensor declared with `KernelBuilder::tensor(name, ...)`: its pointer, and the sizes
+  /// and strides the kernel takes as parameters (static ones are ignored at launch).
+  NamedArgs &tensor(const std::string &name, const TensorRef &t);
+  NamedArgs &f32(const std::string &name, float v);
+  NamedArgs &i32(const std::string &name, int32_t v);
+  /// The arguments in the order of `kernel`'s parameters; an error names a missing one.
+  bool inOrderOf(const KernelSignature &kernel, std::vector<KernelArg> *args, std::string *error) const;
+
+private:
+  std::map<std::string, KernelArg> byName_;
+};
+
+class OpRuntime {
+public:
+  /// For `device`, with the kernel cache and IR dumps the environment asks for.
+  static std::unique_ptr<OpRuntime> create(Device &device, std::string *error);
+  ~OpRuntime();
+
+  Device &device() const { return device_; }
+  const std::string &target() const { return device_.target(); }
+  /// Launches go to this stream (null: the default stream).
+  void *stream = nullptr;
+
+  using Builder = std::function<std::unique_ptr<Module>(std::string *error)>;
+  /// Launches kernel `kernel` of the module `build` makes for `specialization` (a string
+  /// that determines the module), compiling and loading it on first use.
+  bool launch(const std::string &specialization, const Builder &build, std::string_view kernel,
+              std::array<uint32_t, 3> grid, const NamedArgs &args, std::string *error);
+
+  /// Specializations compiled and loaded so far.
+  size_t loadedModules() const;
+
+private:
+  OpRuntime(Device &device, std::unique_ptr<Jit> jit);
+  Device &device_;
+  std::unique_ptr<Jit> jit_;
+  mutable std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<LoadedModule>> loaded_;
+};
+
+/// Fails with "<op>: <message>" (for argument checks).
+bool opError(std::string *error, std::string_view op, const std::string &message);
+
+} // namespace wavetile::ops
+
+#endif

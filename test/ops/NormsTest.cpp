@@ -1,0 +1,236 @@
+//===- NormsTest.cpp - RMSNorm ops on the host device against a reference -===//
+//
+// The reference is written here from AITER's definition (aiter-notes §2-§3), in double
+// precision: rms over the row in f32 inputs, the T5 rounding, Gemma's weight + 1, and the
+// fused add rounded to the dtype before it is normalized. Inputs are fresh random values
+// every run (the seed is printed), outputs are poisoned before each launch, rows are strided.
+//
+//===----------------------------------------------------------------------===//
+
+#include "wavetile/ops/Norms.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace wavetile;
+using namespace wavetile::ops;
+using dsl::dtypeName;
+
+namespace {
+
+/// Host storage of one dtype, with f32 views of its values.
+struct Buffer {
+  DType dtype;
+  std::vector<uint8_t> bytes;
+  Buffer(DType dtype, size_t n) : dtype(dtype), bytes(n * (dtype == DType::f32 ? 4 : 2)) {}
+  size_t size() const { return bytes.size() / (dtype == DType::f32 ? 4 : 2); }
+  float get(size_t i) const {
+    if (dtype == DType::f32) {
+      float f;
+      std::memcpy(&f, &bytes[4 * i], 4);
+      return f;
+    }
+    uint16_t h;
+    std::memcpy(&h, &bytes[2 * i], 2);
+    if (dtype == DType::f16) {
+      _Float16 v;
+      std::memcpy(&v, &h, 2);
+      return float(v);
+    }
+    uint32_t bits = uint32_t(h) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  void set(size_t i, float f) {
+    if (dtype == DType::f32) {
+      std::memcpy(&bytes[4 * i], &f, 4);
+      return;
+    }
+    uint16_t h;
+    if (dtype == DType::f16) {
+      _Float16 v = _Float16(f);
+      std::memcpy(&h, &v, 2);
+    } else {
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      h = uint16_t((bits + 0x7fff + ((bits >> 16) & 1)) >> 16); // nearest-even; no NaNs here
+    }
+    std::memcpy(&bytes[2 * i], &h, 2);
+  }
+  /// The dtype's rounding of `f`.
+  float round(float f) const {
+    Buffer one(dtype, 1);
+    one.set(0, f);
+    return one.get(0);
+  }
+  void poison() { std::fill(bytes.begin(), bytes.end(), 0xff); } // NaN in every dtype
+  void *data() { return bytes.data(); }
+};
+
+struct Case {
+  int64_t m, n;
+  DType dtype;
+};
+
+class RmsNormTest : public ::testing::TestWithParam<Case> {
+protected:
+  void SetUp() override {
+    std::string error;
+    device = Device::open(Backend::Host, 0, &error);
+    ASSERT_TRUE(device) << error;
+    runtime = OpRuntime::create(*device, &error);
+    ASSERT_TRUE(runtime) << error;
+    seed = std::random_device{}();
+    std::printf("seed %llu\n", (unsigned long long)seed);
+  }
+
+  /// Runs one variant on fresh data and compares every element with the reference.
+  void check(bool withAdd, bool gemma, bool t5) {
+    auto [m, n, dtype] = GetParam();
+    int64_t stride = n + 3; // rows are padded: the kernel must use the stride
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> value(-2.f, 2.f), scale(0.5f, 1.5f);
+    Buffer input(dtype, m * stride), residualIn(dtype, m * stride), weight(dtype, n);
+    for (size_t i = 0; i < input.size(); ++i) {
+      input.set(i, value(rng));
+      residualIn.set(i, value(rng));
+    }
+    for (size_t i = 0; i < weight.size(); ++i)
+      weight.set(i, gemma ? value(rng) * 0.25f : scale(rng));
+    Buffer out(dtype, m * stride), residualOut(dtype, m * stride);
+    out.poison();
+    residualOut.poison();
+    auto rows = [&](Buffer &b) { return TensorRef{b.data(), dtype, {m, n}, {stride, 1}}; };
+    const float epsilon = 1e-5f;
+    std::string error;
+    bool ok = withAdd ? rmsnorm2d_fwd_with_add(*runtime, rows(out), rows(input), rows(residualIn), rows(residualOut),
+                                               TensorRef::contiguous(weight.data(), dtype, {n}), epsilon, gemma,
+                                               t5 ? 1 : 0, &error)
+                      : rmsnorm2d_fwd(*runtime, rows(out), rows(input), TensorRef::contiguous(weight.data(), dtype, {n}),
+                                      epsilon, t5 ? 1 : 0, &error, gemma);
+    ASSERT_TRUE(ok) << error;
+
+    // f32 outputs are checked to a relative 1e-5 (accumulation order differs); rounded
+    // outputs to one unit of their dtype's last place (AITER allows 1e-2 absolute), and
+    // all but 1% of them must equal the reference rounded to the dtype (which is what tells
+    // the T5 rounding apart from none).
+    const double ulp = dtype == DType::f32 ? 0 : dtype == DType::f16 ? 1.0 / 1024 : 1.0 / 128;
+    int64_t bad = 0, inexact = 0;
+    for (int64_t r = 0; r < m; ++r) {
+      std::vector<double> x(n);
+      double squares = 0;
+      for (int64_t c = 0; c < n; ++c) {
+        size_t i = r * stride + c;
+        x[c] = input.get(i);
+        if (withAdd) {
+          x[c] = input.round(float(x[c] + residualIn.get(i)));
+          if (residualOut.get(i) != float(x[c]) && bad++ < 5)
+            ADD_FAILURE() << "residual_out[" << r << ", " << c << "] = " << residualOut.get(i) << ", expected "
+                          << x[c];
+        }
+        squares += x[c] * x[c];
+      }
+      double invRms = 1.0 / std::sqrt(squares / double(n) + epsilon);
+      for (int64_t c = 0; c < n; ++c) {
+        double y = x[c] * invRms;
+        if (t5)
+          y = input.round(float(y));
+        double w = weight.get(c) + (gemma ? 1.0 : 0.0);
+        double expected = y * w, got = out.get(r * stride + c);
+        double tolerance = dtype == DType::f32 ? 1e-5 * std::max(1.0, std::abs(expected))
+                                               : ulp * std::max(1.0, std::abs(expected)) +
+                                                     // T5: y's own rounding may flip, scaled by w
+                                                     (t5 ? ulp * std::abs(w) * std::max(1.0, std::abs(y)) : 0);
+        if (!(std::abs(got - expected) <= tolerance) && bad++ < 5)
+          ADD_FAILURE() << "out[" << r << ", " << c << "] = " << got << ", expected " << expected;
+        inexact += dtype != DType::f32 && float(got) != out.round(float(expected));
+      }
+      // Padding between rows stays untouched.
+      for (int64_t c = n; c < stride && r + 1 < m; ++c)
+        if (!std::isnan(out.get(r * stride + c)) && bad++ < 5)
+          ADD_FAILURE() << "wrote padding at row " << r << " column " << c;
+    }
+    EXPECT_EQ(bad, 0);
+    EXPECT_LE(inexact, m * n / 100 + 1) << "outputs differing from the rounded reference";
+  }
+
+  std::unique_ptr<Device> device;
+  std::unique_ptr<OpRuntime> runtime;
+  uint64_t seed = 0;
+};
+
+TEST_P(RmsNormTest, Plain) { check(false, false, false); }
+TEST_P(RmsNormTest, FusedAdd) { check(true, false, false); }
+TEST_P(RmsNormTest, GemmaFusedAdd) { check(true, true, false); }
+TEST_P(RmsNormTest, ModelSensitive) { check(false, false, true); }
+
+// The row and hidden sizes: tails everywhere, one row of 65537 (two-pass).
+INSTANTIATE_TEST_SUITE_P(Host, RmsNormTest,
+                         ::testing::Values(Case{1, 1, DType::bf16}, Case{3, 31, DType::f16}, Case{127, 4096, DType::bf16},
+                                           Case{3, 5120, DType::f32}, Case{1000, 31, DType::bf16},
+                                           Case{2, 65537, DType::bf16}, Case{1, 65537, DType::f32},
+                                           Case{5, 12289, DType::f16}),
+                         [](const auto &info) {
+                           return std::string(dtypeName(info.param.dtype)) + "_" + std::to_string(info.param.m) + "x" +
+                                  std::to_string(info.param.n);
+                         });
+
+/// Ops on the host device, for tests that need no fixture.
+class RmsNormOp : public ::testing::Test {
+protected:
+  void SetUp() override {
+    device = Device::open(Backend::Host, 0, &error);
+    ASSERT_TRUE(device) << error;
+    runtime = OpRuntime::create(*device, &error);
+    ASSERT_TRUE(runtime) << error;
+  }
+  std::string error;
+  std::unique_ptr<Device> device;
+  std::unique_ptr<OpRuntime> runtime;
+};
+
+TEST_F(RmsNormOp, RefusesBadArguments) {
+  std::vector<uint16_t> a(64), b(64), w(8);
+  TensorRef x = TensorRef::contiguous(a.data(), DType::bf16, {8, 8});
+  TensorRef out = TensorRef::contiguous(b.data(), DType::bf16, {8, 8});
+  TensorRef weight = TensorRef::contiguous(w.data(), DType::bf16, {8});
+  auto refuses = [&](const TensorRef &o, const TensorRef &in, const TensorRef &wt, int t5, const std::string &says) {
+    std::string e;
+    EXPECT_FALSE(rmsnorm2d_fwd(*runtime, o, in, wt, 1e-5f, t5, &e));
+    EXPECT_NE(e.find(says), std::string::npos) << e;
+  };
+  refuses(out, TensorRef::contiguous(a.data(), DType::i32, {8, 8}), weight, 0, "'input' has dtype i32");
+  refuses(out, TensorRef::contiguous(a.data(), DType::bf16, {64}), weight, 0, "must be 2-D");
+  refuses(TensorRef::contiguous(b.data(), DType::bf16, {8, 4}), x, weight, 0, "'out' has shape [8, 4]");
+  refuses(out, x, TensorRef::contiguous(w.data(), DType::bf16, {7}), 0, "'weight' must have shape [8]");
+  refuses(out, x, TensorRef::contiguous(w.data(), DType::f16, {8}), 0, "'weight' has dtype f16");
+  refuses(out, TensorRef{a.data(), DType::bf16, {8, 8}, {1, 8}}, weight, 0, "unit stride");
+  refuses(out, x, weight, 2, "use_model_sensitive_rmsnorm");
+  refuses(out, TensorRef{a.data(), DType::bf16, {70000, 70000}, {70000, 1}}, weight, 0, "under 2 GiB");
+  EXPECT_EQ(runtime->loadedModules(), 0u); // nothing compiled for refused calls
+  // No rows: nothing to do, nothing compiled.
+  EXPECT_TRUE(rmsnorm2d_fwd(*runtime, TensorRef::contiguous(b.data(), DType::bf16, {0, 8}),
+                            TensorRef::contiguous(a.data(), DType::bf16, {0, 8}), weight, 1e-5f, 0, &error))
+      << error;
+}
+
+TEST_F(RmsNormOp, CompilesOncePerSpecialization) {
+  std::vector<float> a(40 * 16), b(40 * 16), w(16, 1.f);
+  for (int64_t m : {1, 7, 40}) // rows do not specialize
+    ASSERT_TRUE(rmsnorm2d_fwd(*runtime, TensorRef::contiguous(b.data(), DType::f32, {m, 16}),
+                              TensorRef::contiguous(a.data(), DType::f32, {m, 16}),
+                              TensorRef::contiguous(w.data(), DType::f32, {16}), 1e-5f, 0, &error))
+        << error;
+  EXPECT_EQ(runtime->loadedModules(), 1u);
+  ASSERT_TRUE(rmsnorm2d_fwd(*runtime, TensorRef::contiguous(b.data(), DType::f32, {2, 15}),
+                            TensorRef::contiguous(a.data(), DType::f32, {2, 15}),
+                            TensorRef::contiguous(w.data(), DType::f32, {15}), 1e-5f, 0, &error))
+      << error;
+  EXPECT_EQ(runtime->loadedModules(), 2u);
+}
+
+} // namespace
