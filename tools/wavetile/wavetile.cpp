@@ -1,7 +1,7 @@
 //===- wavetile.cpp - the command-line driver -----------------------------===//
 //
 //   wavetile list
-//   wavetile compile (FILE.mlir | --example NAME) [--target host] [--emit tile|llvm|llvm-ir] [-o FILE]
+//   wavetile compile (FILE.mlir | --example NAME | --op SPEC) [--target host] [--emit tile|llvm|llvm-ir] [-o FILE]
 //   wavetile compile FILE.mlir --target gfx942|gfx950|sm_90|sm_90a [--emit hsaco|asm|ptx|llvm] [-o FILE]
 //   wavetile inspect FILE [--json]
 //   wavetile run NAME [--shape 3,127] [--seed N]
@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Examples.h"
+#include "wavetile/ops/Catalog.h"
 
 #include "wavetile/Compiler.h"
 #include "wavetile/Jit.h"
@@ -42,7 +43,10 @@ constexpr int kNameWidth = 16;
 const char *kUsage =
     "usage: wavetile <command> [options]\n"
     "  list                                   list the example kernels\n"
-    "  compile FILE.mlir | --example NAME     compile tile IR or an example\n"
+    "  compile FILE.mlir | --example NAME | --op SPEC\n"
+    "                                         compile tile IR, an example, or a library op kernel\n"
+    "                                         (SPEC: OP:DTYPE:HIDDEN[:FLAG...], e.g.\n"
+    "                                         rmsnorm2d_fwd_with_add:bf16:7168:gemma)\n"
     "      --target T     host (default), gfx942, gfx950, sm_90, sm_90a. For GPU targets tile\n"
     "                     kernels are laid out, distributed and lowered; gpu.modules already in\n"
     "                     the LLVM dialect (+ rocdl / nvvm) compile as they are\n"
@@ -84,7 +88,7 @@ std::optional<Options> parseOptions(int argc, char **argv, int first, std::strin
   Options options;
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--target" || arg == "--emit" || arg == "-o" || arg == "--example" || arg == "--shape" ||
+    if (arg == "--target" || arg == "--emit" || arg == "-o" || arg == "--example" || arg == "--op" || arg == "--shape" ||
         arg == "--seed" || arg == "--save" || arg == "--manifest") {
       if (i + 1 >= argc) {
         *error = "option " + arg + " needs a value";
@@ -112,8 +116,10 @@ std::unique_ptr<Module> loadModule(const Options &options, std::string *error) {
     }
     return example->build(error);
   }
+  if (options.values.count("--op"))
+    return ops::buildOpKernel(options.values.at("--op"), error);
   if (options.positional.size() != 1) {
-    *error = "compile needs exactly one input file or --example NAME";
+    *error = "compile needs exactly one input file, --example NAME or --op SPEC";
     return nullptr;
   }
   const std::string &path = options.positional[0];
