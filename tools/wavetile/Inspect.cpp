@@ -156,8 +156,10 @@ struct AmdDisassembler {
       printer->printInst(&inst, address + offset, "", *subtarget, os);
       llvm::StringRef mnemonic = llvm::StringRef(text).ltrim().split(' ').first.split('\t').first;
       ++total;
+      // A buffer load with the lds modifier writes LDS directly (load-to-LDS): counted apart.
+      bool toLds = mnemonic.starts_with("buffer_load") && llvm::StringRef(text).rtrim().ends_with(" lds");
       if (interestingAmdMnemonic(mnemonic))
-        ++histogram[mnemonic.str()];
+        ++histogram[toLds ? mnemonic.str() + "_lds" : mnemonic.str()];
       offset += size;
     }
     return total;
