@@ -26,9 +26,10 @@ mlir::LogicalResult wavetile::buildGpuPipeline(mlir::OpPassManager &pm, llvm::St
   auto target = lookupGpuTarget(std::string_view(targetName.data(), targetName.size()));
   if (!target)
     return mlir::failure();
-  // NVIDIA's cp.async overlaps copies with compute; CDNA copies complete when issued, so
-  // there prefetched tiles wait in registers instead.
-  const char *prefetch = target->vendor == GpuVendor::NVIDIA ? "async-copies" : "registers";
+  // NVIDIA's cp.async overlaps copies with compute. On CDNA a two-stage ring is staged
+  // through registers (loads in flight during the next dot, one LDS buffer pair); deeper
+  // rings use async copies, which are load-to-LDS instructions there.
+  const char *prefetch = target->vendor == GpuVendor::NVIDIA ? "async-copies" : "by-depth";
   // CDNA buffer resources make masked and bounds-checked accesses branch-free.
   const char *bufferViews = target->vendor == GpuVendor::AMD ? "func.func(tile-use-buffer-views)," : "";
   return mlir::parsePassPipeline(

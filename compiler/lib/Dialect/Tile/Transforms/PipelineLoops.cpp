@@ -285,16 +285,19 @@ struct TilePipelineLoops : wavetile::tile::impl::TilePipelineLoopsBase<TilePipel
   void runOnOperation() override {
     if (mode == "off")
       return;
-    if (mode != "async-copies" && mode != "registers") {
-      getOperation().emitError() << "tile-pipeline-loops: mode must be async-copies, registers or off, got '"
-                                 << mode << "'";
+    if (mode != "async-copies" && mode != "registers" && mode != "by-depth") {
+      getOperation().emitError()
+          << "tile-pipeline-loops: mode must be async-copies, registers, by-depth or off, got '" << mode << "'";
       return signalPassFailure();
     }
-    PrefetchMode prefetch = mode == "registers" ? PrefetchMode::Registers : PrefetchMode::AsyncCopies;
     for (auto kernel : getOperation().getOps<func::FuncOp>()) {
       auto stages = kernel->getAttrOfType<IntegerAttr>(TileDialect::kNumStagesAttrName);
       if (!kernel->hasAttr(TileDialect::kKernelAttrName) || !stages || stages.getInt() < 2)
         continue;
+      // by-depth: two stages through registers, deeper rings through async copies.
+      PrefetchMode prefetch = mode == "registers" || (mode == "by-depth" && stages.getInt() == 2)
+                                  ? PrefetchMode::Registers
+                                  : PrefetchMode::AsyncCopies;
       SmallVector<scf::ForOp> loops;
       kernel.walk([&](scf::ForOp loop) { loops.push_back(loop); });
       for (scf::ForOp loop : loops)

@@ -3,6 +3,10 @@
 // RUN: %wavetile-opt %s -split-input-file -allow-unregistered-dialect -tile-pipeline-loops | FileCheck %s
 // RUN: %wavetile-opt %s -split-input-file -allow-unregistered-dialect -tile-pipeline-loops=mode=registers | FileCheck %s --check-prefix=REG
 // RUN: %wavetile-opt %s -split-input-file -allow-unregistered-dialect -tile-pipeline-loops=mode=off | FileCheck %s --check-prefix=OFF
+// CDNA's by-depth mode: this three-stage loop gets async copies, the same loop with two
+// stages gets the register ring.
+// RUN: %wavetile-opt %s -split-input-file -allow-unregistered-dialect -tile-pipeline-loops=mode=by-depth | FileCheck %s
+// RUN: sed 's/tile.num_stages = 3/tile.num_stages = 2/' %s | %wavetile-opt -split-input-file -allow-unregistered-dialect -tile-pipeline-loops=mode=by-depth | FileCheck %s --check-prefix=REG
 // RUN: not %wavetile-opt %s -split-input-file -allow-unregistered-dialect -tile-pipeline-loops=mode=sometimes 2>&1 | FileCheck %s --check-prefix=BADMODE
 
 // Three stages, two loads: a buffer_load (copied from the same view, which keeps its range
@@ -65,7 +69,7 @@
 // REG:             %[[B2:.*]] = tile.load
 // REG-NEXT:        tile.barrier
 // REG-NEXT:        scf.yield %[[D]], %[[A2]], %[[B2]]
-// BADMODE: tile-pipeline-loops: mode must be async-copies, registers or off, got 'sometimes'
+// BADMODE: tile-pipeline-loops: mode must be async-copies, registers, by-depth or off, got 'sometimes'
 // OFF-LABEL:   func.func @k_loop
 // OFF-NOT:       tile.async_copy
 // OFF:           tile.buffer_load

@@ -46,15 +46,17 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "::mlir::ModuleOp"> {
     the copies of iteration k+S-1 into the slot iteration k-1 read. Copies for iterations
     past the end are masked off; buffer loads copy from their view, keeping its range check.
 
-    With `mode=registers` (targets whose copies complete when issued: CDNA) the ring has two
+    With `mode=registers` (for copies that complete when issued) the ring has two
     slots and the loads stay loads: iteration 0 is stored to slot 0 before the loop and
     iteration 1 loaded into registers the loop carries; at the end of iteration k those
     registers are stored to the slot iteration k-1 read, iteration k+2 is loaded, and one
     barrier publishes the slot, so each load is in flight during the next iteration's dot.
+    `mode=by-depth` (CDNA, whose async copies are load-to-LDS instructions where layouts
+    allow) uses registers for S = 2 and async copies for deeper rings.
   }];
   let options = [
     Option<"mode", "mode", "std::string", /*default=*/"\"async-copies\"",
-           "How prefetched tiles travel: async-copies, registers, or off">,
+           "How prefetched tiles travel: async-copies, registers, by-depth, or off">,
   ];
 }
 
