@@ -377,6 +377,8 @@ private:
 
 } // namespace
 
+void bindOps(py::module_ &m); // OpsBindings.cpp
+
 PYBIND11_MODULE(_wavetile, m) {
   m.doc() = "Wavetile: the DSL, the compiler and the runtime";
   py::register_exception<CompilationError>(m, "CompilationError");
@@ -676,4 +678,5 @@ PYBIND11_MODULE(_wavetile, m) {
         if (!k.kernel->launch(gridOf(grid), args, values.size(), reinterpret_cast<void *>(stream), &error))
           throw LaunchError(error);
       });
+  bindOps(m);
 }

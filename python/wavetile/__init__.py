@@ -20,8 +20,8 @@ Module = _wavetile.Module
 
 
 def __getattr__(name):
-    # wavetile.host needs numpy; importing wavetile does not.
-    if name == "host":
+    # wavetile.host needs numpy; importing wavetile does not. wavetile.ops loads on first use.
+    if name in ("host", "ops"):
         import importlib
-        return importlib.import_module(".host", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'wavetile' has no attribute '{name}'")

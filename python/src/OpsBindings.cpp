@@ -1,0 +1,77 @@
+//===- OpsBindings.cpp - the operator library for wavetile.ops ------------===//
+//
+// Tensors arrive from Python as (address, dtype, shape, strides in elements); wavetile/ops.py
+// builds them from torch tensors and numpy arrays and picks the device and stream.
+//
+//===----------------------------------------------------------------------===//
+
+#include "wavetile/ops/Norms.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+using namespace wavetile;
+using namespace wavetile::ops;
+
+namespace {
+
+struct OpError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// An OpRuntime with the device it runs on kept alive.
+struct PyOpRuntime {
+  std::shared_ptr<Device> device;
+  std::unique_ptr<OpRuntime> runtime;
+};
+
+using PyTensor = std::tuple<uintptr_t, dsl::DType, std::vector<int64_t>, std::vector<int64_t>>;
+
+TensorRef tensorOf(const PyTensor &t) {
+  auto [address, dtype, shape, strides] = t;
+  return {reinterpret_cast<void *>(address), dtype, shape, strides};
+}
+
+/// Runs one op on `rt`'s stream; failures raise OpError with the op's message.
+void run(PyOpRuntime &rt, uintptr_t stream, const std::function<bool(OpRuntime &, std::string *)> &op) {
+  rt.runtime->stream = reinterpret_cast<void *>(stream);
+  std::string error;
+  bool ok;
+  {
+    py::gil_scoped_release release; // compiling a new specialization takes a while
+    ok = op(*rt.runtime, &error);
+  }
+  if (!ok)
+    throw OpError(error);
+}
+
+} // namespace
+
+void bindOps(py::module_ &m) {
+  py::register_exception<OpError>(m, "OpError", PyExc_RuntimeError);
+  py::class_<PyOpRuntime, std::shared_ptr<PyOpRuntime>>(m, "OpRuntime")
+      .def(py::init([](std::shared_ptr<Device> device) {
+        std::string error;
+        auto runtime = OpRuntime::create(*device, &error);
+        if (!runtime)
+          throw OpError(error);
+        return std::make_shared<PyOpRuntime>(PyOpRuntime{device, std::move(runtime)});
+      }))
+      .def_property_readonly("loaded_modules", [](const PyOpRuntime &rt) { return rt.runtime->loadedModules(); });
+
+  m.def("rmsnorm2d_fwd", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input,
+                            const PyTensor &weight, float epsilon, int modelSensitive, bool gemma) {
+    run(rt, stream, [&](OpRuntime &r, std::string *e) {
+      return rmsnorm2d_fwd(r, tensorOf(out), tensorOf(input), tensorOf(weight), epsilon, modelSensitive, e, gemma);
+    });
+  });
+  m.def("rmsnorm2d_fwd_with_add",
+        [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input, const PyTensor &residualIn,
+           const PyTensor &residualOut, const PyTensor &weight, float epsilon, bool gemma, int modelSensitive) {
+          run(rt, stream, [&](OpRuntime &r, std::string *e) {
+            return rmsnorm2d_fwd_with_add(r, tensorOf(out), tensorOf(input), tensorOf(residualIn),
+                                          tensorOf(residualOut), tensorOf(weight), epsilon, gemma, modelSensitive, e);
+          });
+        });
+}

@@ -1,0 +1,115 @@
+"""wavetile.ops on the host against numpy references written from AITER's definitions.
+
+Fresh random inputs each run (the seed is printed), padded rows, outputs poisoned with NaN.
+"""
+import numpy as np
+import pytest
+
+import wavetile
+from wavetile import host
+
+ops = wavetile.ops
+SEED = np.random.SeedSequence().entropy
+print("seed", SEED)
+
+
+def _rng(*salt):
+    return np.random.default_rng([SEED % (1 << 63), *salt])
+
+
+def _encode(values, dtype):
+    """float32 values in the storage numpy uses for `dtype`, and their decoded float32."""
+    if dtype == "bf16":
+        bits = host.to_bf16(values.astype(np.float32))
+        return bits, host.from_bf16(bits)
+    stored = values.astype(dtype)
+    return stored, stored.astype(np.float32)
+
+
+def _decode(stored, dtype):
+    return host.from_bf16(stored) if dtype == "bf16" else stored.astype(np.float32)
+
+
+def _padded(rows, n, dtype, values):
+    """A [rows, n] view into rows of n + 3 elements (the padding poisoned)."""
+    stored, decoded = _encode(values, dtype)
+    full = np.full((rows, n + 3), stored.flat[0], dtype=stored.dtype)
+    full[:, :n] = stored
+    return full[:, :n], decoded
+
+
+def _round(values, dtype):
+    return _encode(values.astype(np.float32), dtype)[1].astype(np.float64)
+
+
+def _reference(x, w, eps, dtype, t5=False, gemma=False):
+    x = x.astype(np.float64)
+    y = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps)
+    if t5:
+        y = _round(y, dtype)
+    return y * (w.astype(np.float64) + (1.0 if gemma else 0.0))
+
+
+def _check(got, expected, dtype, t5=False):
+    ulp = {"float32": 0.0, "float16": 2.0 ** -10, "bf16": 2.0 ** -7}[dtype]
+    magnitude = np.maximum(1.0, np.abs(expected))
+    tolerance = 1e-5 * magnitude if dtype == "float32" else ulp * magnitude * (2.5 if t5 else 1.0)
+    assert not np.isnan(got).any()
+    worst = np.max(np.abs(got - expected) - tolerance)
+    assert worst <= 0, f"max excess error {worst}"
+    if dtype != "float32":
+        exact = (got == _round(expected, dtype)).mean()
+        assert exact >= 0.99, f"only {exact:.3f} of outputs equal the rounded reference"
+
+
+SHAPES = [(1, 1), (3, 31), (127, 4096), (1000, 31), (2, 65537), (4, 5120)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bf16"])
+@pytest.mark.parametrize("m,n", SHAPES)
+def test_rmsnorm2d_fwd(m, n, dtype):
+    rng = _rng(m, n, len(dtype))
+    x, xf = _padded(m, n, dtype, rng.uniform(-2, 2, (m, n)))
+    w, wf = _encode(rng.uniform(0.5, 1.5, n), dtype)
+    out = ops.rmsnorm2d_fwd(x, w, 1e-5)
+    assert out.shape == (m, n)
+    _check(_decode(out, dtype), _reference(xf, wf, 1e-5, dtype), dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bf16"])
+def test_rmsnorm2d_fwd_model_sensitive(dtype):
+    m, n = 64, 3000
+    rng = _rng(7, len(dtype))
+    x, xf = _padded(m, n, dtype, rng.uniform(-2, 2, (m, n)))
+    w, wf = _encode(rng.uniform(0.5, 1.5, n), dtype)
+    out = ops.rmsnorm2d_fwd(x, w, 1e-6, use_model_sensitive_rmsnorm=1)
+    _check(_decode(out, dtype), _reference(xf, wf, 1e-6, dtype, t5=True), dtype, t5=True)
+
+
+@pytest.mark.parametrize("gemma", [False, True])
+@pytest.mark.parametrize("dtype,m,n", [("bf16", 33, 4096), ("float16", 3, 65537), ("float32", 5, 129)])
+def test_rmsnorm2d_fwd_with_add(dtype, m, n, gemma):
+    rng = _rng(m, n, int(gemma))
+    x, xf = _padded(m, n, dtype, rng.uniform(-2, 2, (m, n)))
+    r, rf = _padded(m, n, dtype, rng.uniform(-2, 2, (m, n)))
+    w, wf = _encode(rng.uniform(-0.5, 0.5, n) if gemma else rng.uniform(0.5, 1.5, n), dtype)
+    poison = _encode(np.full((m, n), np.nan), dtype)[0]
+    out, residual_out = poison.copy(), poison.copy()
+    ops.rmsnorm2d_fwd_with_add(out, x, r, residual_out, w, 1e-5, gemma_norm=gemma)
+    summed = _round(xf.astype(np.float64) + rf, dtype)
+    np.testing.assert_array_equal(_decode(residual_out, dtype), summed.astype(np.float32))
+    _check(_decode(out, dtype), _reference(summed, wf, 1e-5, dtype, gemma=gemma), dtype)
+
+
+def test_errors_name_the_op_and_argument():
+    x = np.zeros((4, 8), np.float32)
+    with pytest.raises(ops.OpError, match="rmsnorm2d_fwd: 'weight' must have shape \\[8\\], got \\[7\\]"):
+        ops.rmsnorm2d_fwd(x, np.ones(7, np.float32), 1e-5)
+    with pytest.raises(ops.OpError, match="'weight' has dtype f16 but input has f32"):
+        ops.rmsnorm2d_fwd(x, np.ones(8, np.float16), 1e-5)
+    with pytest.raises(ops.OpError, match="unit stride"):
+        ops.rmsnorm2d_fwd(np.zeros((8, 4), np.float32).T, np.ones(8, np.float32), 1e-5)
+    with pytest.raises(ops.OpError, match="numpy arrays of int32 are not supported"):
+        ops.rmsnorm2d_fwd(np.zeros((4, 8), np.int32), np.ones(8, np.int32), 1e-5)
+    with pytest.raises(ops.OpError, match="'residual_out' has shape \\[4, 7\\]"):
+        ops.rmsnorm2d_fwd_with_add(x.copy(), x, x, np.zeros((4, 7), np.float32), np.ones(8, np.float32), 1e-5)

@@ -1,0 +1,76 @@
+"""Library ops with AITER's names, argument orders and numerics (docs/ops.md).
+
+Tensors are torch CUDA tensors (the op runs on their device, on torch's current stream,
+without waiting) or numpy arrays (the op runs on the host before returning; bf16 data
+travels as uint16). Ops that return a tensor allocate it like their input; ``out`` and
+residual arguments are written in place. Errors raise ``OpError`` naming the op and the
+argument.
+"""
+import sys
+
+from . import _wavetile as _C
+from . import language
+from .jit import _HOST, _TORCH_DTYPES, _TorchStream, _gpu
+
+OpError = _C.OpError
+
+_NUMPY_DTYPES = {"float32": language.f32, "float16": language.f16, "uint16": language.bf16}
+_RUNTIMES = {}
+
+
+def _tensor(t):
+    """(address, dtype, shape, strides in elements) of a torch tensor or numpy array."""
+    if hasattr(t, "data_ptr"):
+        dtype = _TORCH_DTYPES.get(str(t.dtype))
+        if dtype is None:
+            raise OpError(f"tensors of {t.dtype} are not supported")
+        return (t.data_ptr(), dtype, list(t.shape), list(t.stride()))
+    if hasattr(t, "__array_interface__"):
+        dtype = _NUMPY_DTYPES.get(str(t.dtype))
+        if dtype is None:
+            raise OpError(f"numpy arrays of {t.dtype} are not supported (bf16 travels as uint16)")
+        return (t.__array_interface__["data"][0], dtype, list(t.shape), [s // t.itemsize for s in t.strides])
+    raise OpError(f"expected a torch tensor or a numpy array, got {type(t).__name__}")
+
+
+def _runtime(*tensors):
+    """The op runtime and stream for the tensors' device (they must share one)."""
+    devices = {t.device.index if getattr(t, "is_cuda", False) else -1 for t in tensors}
+    if len(devices) != 1:
+        raise OpError("every tensor of an op must be on the same device (got "
+                      + ", ".join("host" if d < 0 else f"cuda:{d}" for d in sorted(devices)) + ")")
+    device = devices.pop()
+    if device not in _RUNTIMES:
+        target = _HOST.get() if device < 0 else _gpu(device)
+        _RUNTIMES[device] = _C.OpRuntime(target.device)
+    stream = 0 if device < 0 else sys.modules["torch"].cuda.current_stream(device).cuda_stream
+    return _RUNTIMES[device], stream
+
+
+def _empty_like(t):
+    if hasattr(t, "data_ptr"):
+        return sys.modules["torch"].empty_like(t)
+    import numpy
+    return numpy.empty_like(t)
+
+
+def rmsnorm2d_fwd(input, weight, epsilon, use_model_sensitive_rmsnorm=0):
+    """RMSNorm of each row of `input` [M, N]: x * rsqrt(mean(x^2) + epsilon) * weight."""
+    out = _empty_like(input)
+    runtime, stream = _runtime(out, input, weight)
+    _C.rmsnorm2d_fwd(runtime, stream, _tensor(out), _tensor(input), _tensor(weight), epsilon,
+                     use_model_sensitive_rmsnorm, False)
+    return out
+
+
+rms_norm = rmsnorm2d_fwd
+
+
+def rmsnorm2d_fwd_with_add(out, input, residual_in, residual_out, weight, epsilon, gemma_norm=False,
+                           use_model_sensitive_rmsnorm=0):
+    """residual_out = input + residual_in; out = RMSNorm(residual_out) (weight + 1 with
+    gemma_norm)."""
+    runtime, stream = _runtime(out, input, residual_in, residual_out, weight)
+    _C.rmsnorm2d_fwd_with_add(runtime, stream, _tensor(out), _tensor(input), _tensor(residual_in),
+                              _tensor(residual_out), _tensor(weight), epsilon, bool(gemma_norm),
+                              use_model_sensitive_rmsnorm)
