@@ -157,7 +157,21 @@ void analyzeContiguity(Operation *root, KernelContext &ctx) {
       Contiguity a = in(0), b = in(1); // products of single elements
       c.constant = std::min(a.constant, b.constant);
       c.divisibility = std::min(kMaxDivisibility, divisibilityAt(a, 1) * divisibilityAt(b, 1));
-    } else if (isa<arith::CmpIOp, arith::AndIOp, arith::OrIOp, arith::SelectOp, arith::ExtSIOp, arith::ExtUIOp,
+    } else if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+      Contiguity a = in(0), b = in(1);
+      c.constant = std::min(a.constant, b.constant);
+      // x < t (and its negation x >= t) where x steps by +1 along aligned runs of g and t is a
+      // multiple of g, constant along them: x < t holds for all of a run or none of it.
+      auto belowThreshold = [](const Contiguity &x, const Contiguity &t) {
+        return std::min({x.contiguous, x.divisibility, t.divisibility, t.constant});
+      };
+      using P = arith::CmpIPredicate;
+      P p = cmp.getPredicate();
+      if (p == P::slt || p == P::ult || p == P::sge || p == P::uge)
+        c.constant = std::max(c.constant, belowThreshold(a, b));
+      else if (p == P::sgt || p == P::ugt || p == P::sle || p == P::ule) // t > x, t <= x
+        c.constant = std::max(c.constant, belowThreshold(b, a));
+    } else if (isa<arith::AndIOp, arith::OrIOp, arith::SelectOp, arith::ExtSIOp, arith::ExtUIOp,
                    arith::TruncIOp>(op)) {
       c.constant = last;
       for (unsigned i = 0; i < op->getNumOperands(); ++i)
@@ -1103,10 +1117,11 @@ public:
     return andOf(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, offset, count), mask);
   }
 
-  /// For `n` consecutive offsets from `first`: whether all are in range (null for pointers).
+  /// For `n` consecutive offsets from `first`: whether all are in range (null for pointers
+  /// and for views of a pointer's 2 GiB promise, where every active access is in range).
   /// The last one must be below the count and the run must not wrap around 2^32.
   Value groupInRange(OpBuilder &b, Location loc, Value first, int64_t n) const {
-    if (!isView())
+    if (!isView() || promised)
       return {};
     Value last = arith::AddIOp::create(b, loc, first, i32Const(b, loc, n - 1));
     return andOf(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, last, first),
@@ -1115,27 +1130,33 @@ public:
 
   /// What is known before run time: the base address's alignment in bytes (0: only the
   /// element's) and the divisibility of the offsets (from a kernel's specialization).
-  GlobalAccess &assume(int64_t baseAlignment, const Contiguity &offsets) {
+  /// Also whether the view stands for a pointer's 2 GiB promise (tile-use-buffer-views), and
+  /// along how many consecutive elements the mask is known not to change.
+  GlobalAccess &assume(int64_t baseAlignment, const Contiguity &offsets, bool promised, int64_t maskConstancy) {
     this->baseAlignment = baseAlignment;
     this->offsets = offsets;
+    this->promised = promised;
+    this->maskConstancy = maskConstancy;
     return *this;
+  }
+
+  /// Whether a group of `n` (aligned to n) is either all active or all masked off, and
+  /// needs no run-time check beyond that to be moved with one access: then its element-wise
+  /// path only ever sees masked-off groups.
+  bool groupsAllOrNothing(int64_t n) const {
+    return maskConstancy >= n && (!isView() || promised) && alignedAtCompileTime(n);
   }
 
   /// Whether a group of `n` elements from `first` is aligned for one access: NVIDIA faults on
   /// misaligned vectors; CDNA buffer accesses only need the offset aligned. Null when that is
   /// known at compile time (the group starts at a multiple of `n` of an aligned base).
   Value groupAligned(OpBuilder &b, Location loc, Value first, int64_t n) const {
-    int64_t startDivisibility = divisibilityAt(offsets, n); // groups start at multiples of n
-    if (isView() && ctx.amd) {
-      if (startDivisibility % n == 0)
-        return {};
+    if (alignedAtCompileTime(n))
+      return {};
+    if (isView() && ctx.amd)
       return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                    arith::RemUIOp::create(b, loc, first, i32Const(b, loc, n)), i32Const(b, loc, 0));
-    }
-    int64_t bytes = bytesOf(element, n);
-    if (std::min(baseAlignment, startDivisibility * bytesOf(element, 1)) >= bytes)
-      return {};
-    return isAligned(b, loc, address(b, loc, first), bytes);
+    return isAligned(b, loc, address(b, loc, first), bytesOf(element, n));
   }
 
   /// Whether `n` elements from `first` are all in range and aligned for one access.
@@ -1218,6 +1239,14 @@ private:
 
   static Value zero(OpBuilder &b, Location loc) { return i32Const(b, loc, 0); }
 
+  /// Whether groups of `n` (starting at multiples of n) are known aligned for one access.
+  bool alignedAtCompileTime(int64_t n) const {
+    int64_t startDivisibility = divisibilityAt(offsets, n);
+    if (isView() && ctx.amd)
+      return startDivisibility % n == 0;
+    return std::min(baseAlignment, startDivisibility * bytesOf(element, 1)) >= bytesOf(element, n);
+  }
+
   /// Byte offset into an AMD buffer resource: inactive elements (`active` false) get an
   /// offset past any buffer, which the hardware reads as 0 and never writes.
   Value amdBufferOffset(OpBuilder &b, Location loc, Value offset, Value active) const {
@@ -1247,6 +1276,8 @@ private:
   Type element;
   int64_t baseAlignment = 0; // bytes known before run time (0: none beyond the element's)
   Contiguity offsets;        // of the offsets the access is made with
+  bool promised = false;     // a view of a pointer's 2 GiB promise
+  int64_t maskConstancy = 1; // the mask's constant runs (unmasked: any length)
 };
 
 /// The alignment in bytes a pointer (or a view's pointer) of the original IR is known to
@@ -1262,10 +1293,13 @@ int64_t pointerAlignment(const KernelContext &ctx, Value base) {
 /// its original `base`, converted to `converted`), with what is known before run time about
 /// the base's alignment and the divisibility of `offsets`.
 GlobalAccess globalAccess(OpBuilder &b, Location loc, const KernelContext &ctx, Value base, Value converted,
-                          Value offsets, Type element) {
+                          Value offsets, Type element, Value mask = {}) {
   GlobalAccess access = isa<BufferType>(base.getType()) ? GlobalAccess::view(b, loc, ctx, converted, element)
                                                         : GlobalAccess::pointer(ctx, converted, element);
-  access.assume(pointerAlignment(ctx, base), contiguityOf(ctx, offsets));
+  auto view = base.getDefiningOp<MakeBufferOp>();
+  bool promised = view && view->hasAttr(TileDialect::kWithin2GiBAttrName);
+  int64_t maskConstancy = mask ? contiguityOf(ctx, mask).constant : kMaxDivisibility;
+  access.assume(pointerAlignment(ctx, base), contiguityOf(ctx, offsets), promised, maskConstancy);
   return access;
 }
 
@@ -1297,6 +1331,8 @@ Value loadTileFromGlobal(OpBuilder &b, Location loc, const ThreadTile &t, int64_
       },
       [&](OpBuilder &vb, int64_t r) { return unpackLoaded(vb, loc, access.loadGroup(vb, loc, offset[r], n), element); },
       [&](OpBuilder &eb, int64_t r) {
+        if (n > 1 && access.groupsAllOrNothing(n)) // the group is masked off
+          return SmallVector<Value>{otherwise(eb, r)};
         Value active = access.elementActive(eb, loc, offset[r], masks[r]);
         return SmallVector<Value>{
             access.loadElement(eb, loc, offset[r], active, [&](OpBuilder &ob) { return otherwise(ob, r); })};
@@ -1310,6 +1346,7 @@ void storeTileToGlobal(OpBuilder &b, Location loc, const KernelContext &ctx, con
                        const GlobalAccess &access, Value offsets, Value mask, Value value) {
   Type memory = memoryType(t.type.getElementType());
   SmallVector<Value> offset(t.registers), masks(t.registers), values(t.registers);
+  bool replicated = bool(ownerMask(b, loc, ctx, t, 0)); // then masks are not uniform over groups
   accessInGroups(
       b, loc, t.registers, n,
       [&](int64_t r) -> Value {
@@ -1328,6 +1365,8 @@ void storeTileToGlobal(OpBuilder &b, Location loc, const KernelContext &ctx, con
         return SmallVector<Value>{};
       },
       [&](OpBuilder &eb, int64_t r) {
+        if (n > 1 && !replicated && access.groupsAllOrNothing(n))
+          return SmallVector<Value>{}; // the group is masked off
         access.storeElement(eb, loc, offset[r], access.elementActive(eb, loc, offset[r], masks[r]), values[r]);
         return SmallVector<Value>{};
       });
@@ -1346,7 +1385,8 @@ struct LoadLowering : GpuPattern<LoadOp> {
       return isa<VectorType>(other.getType()) ? extract(b, loc, other, r) : other;
     };
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    GlobalAccess access = globalAccess(rw, loc, ctx, op.getBase(), adaptor.getBase(), op.getOffsets(), element);
+    GlobalAccess access =
+        globalAccess(rw, loc, ctx, op.getBase(), adaptor.getBase(), op.getOffsets(), element, op.getMask());
     rw.replaceOp(op, loadTileFromGlobal(rw, loc, t, n, access,
                                         adaptor.getOffsets(), adaptor.getMask(), otherwise));
     return success();
@@ -1360,7 +1400,8 @@ struct BufferLoadLowering : GpuPattern<BufferLoadOp> {
     ThreadTile t = threadTile(op.getType());
     Type element = t.type.getElementType();
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    GlobalAccess access = globalAccess(rw, loc, ctx, op.getBuffer(), adaptor.getBuffer(), op.getOffsets(), element);
+    GlobalAccess access =
+        globalAccess(rw, loc, ctx, op.getBuffer(), adaptor.getBuffer(), op.getOffsets(), element, op.getMask());
     rw.replaceOp(op, loadTileFromGlobal(rw, loc, t, n, access,
                                         adaptor.getOffsets(), adaptor.getMask(),
                                         [&](OpBuilder &b, int64_t) { return zeroOf(b, loc, element); }));
@@ -1374,7 +1415,8 @@ struct StoreLowering : GpuPattern<StoreOp> {
     ThreadTile t = threadTile(op.getValue().getType());
     Type element = t.type.getElementType();
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    GlobalAccess access = globalAccess(rw, op.getLoc(), ctx, op.getBase(), adaptor.getBase(), op.getOffsets(), element);
+    GlobalAccess access = globalAccess(rw, op.getLoc(), ctx, op.getBase(), adaptor.getBase(), op.getOffsets(),
+                                       element, op.getMask());
     storeTileToGlobal(rw, op.getLoc(), ctx, t, n, access,
                       adaptor.getOffsets(), adaptor.getMask(), adaptor.getValue());
     rw.eraseOp(op);
@@ -1389,7 +1431,8 @@ struct BufferStoreLowering : GpuPattern<BufferStoreOp> {
     ThreadTile t = threadTile(op.getValue().getType());
     Type element = t.type.getElementType();
     int64_t n = vectorWidth(t, contiguityOf(ctx, op.getOffsets()), element);
-    GlobalAccess access = globalAccess(rw, loc, ctx, op.getBuffer(), adaptor.getBuffer(), op.getOffsets(), element);
+    GlobalAccess access =
+        globalAccess(rw, loc, ctx, op.getBuffer(), adaptor.getBuffer(), op.getOffsets(), element, op.getMask());
     storeTileToGlobal(rw, loc, ctx, t, n, access,
                       adaptor.getOffsets(), adaptor.getMask(), adaptor.getValue());
     rw.eraseOp(op);

@@ -1,7 +1,9 @@
 // convert-tile-to-gpu: what a kernel's specialization knows (tile.divisibility: a pointer
 // aligned to 16 bytes, an integer a multiple of 16) decides at compile time that vector groups
-// are aligned, so the run-time alignment check goes. Without it the check stays. Masks still
-// choose between the vector and the per-element path at run time.
+// are aligned, so the run-time alignment check goes. Without it the check stays. A mask that
+// is known to be all set or all clear over each group (x < n with x stepping by one from a
+// multiple of the group and n a multiple of it) needs no per-element path either: a group
+// is moved whole or not at all. Other masks choose between the two at run time.
 // RUN: %wavetile-opt %s -split-input-file -convert-tile-to-gpu=target=sm_90 -canonicalize -cse | FileCheck %s
 
 #l = #tile.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerBlock = [4], order = [0]>
@@ -12,7 +14,10 @@
 // CHECK-NOT:     llvm.ptrtoint
 // CHECK:         llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
 // CHECK-NOT:     llvm.ptrtoint
+// CHECK-NOT:     -> f32
 // CHECK:         llvm.store {{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+// CHECK-NOT:     llvm.store {{.*}} : f32
+// CHECK:         gpu.return
 func.func @known(%x: !tile.ptr<f32> {tile.divisibility = 16 : i64}, %out: !tile.ptr<f32> {tile.divisibility = 16 : i64},
                  %n: i32 {tile.divisibility = 16 : i64}) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.warp_size = 32 : i32} {
   %pid = tile.program_id 0
@@ -35,6 +40,7 @@ func.func @known(%x: !tile.ptr<f32> {tile.divisibility = 16 : i64}, %out: !tile.
 // CHECK-LABEL: gpu.func @unknown
 // CHECK:         llvm.ptrtoint
 // CHECK:         llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK:         llvm.load {{.*}} : !llvm.ptr<1> -> f32
 // CHECK:         llvm.ptrtoint
 // CHECK:         llvm.store {{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
 func.func @unknown(%x: !tile.ptr<f32>, %out: !tile.ptr<f32>, %n: i32)

@@ -50,6 +50,8 @@ struct UseBufferViews : wavetile::tile::impl::TileUseBufferViewsBase<UseBufferVi
       if (!view) {
         Value extent = arith::ConstantIntOp::create(entry, arg.getLoc(), count, 32);
         view = MakeBufferOp::create(entry, arg.getLoc(), BufferType::get(&getContext(), element), base, extent);
+        // The view stands for the promise: every active access through it is in range.
+        view.getDefiningOp()->setAttr(TileDialect::kWithin2GiBAttrName, UnitAttr::get(&getContext()));
       }
       return view;
     };

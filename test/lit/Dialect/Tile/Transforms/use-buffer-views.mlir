@@ -6,8 +6,8 @@
 // The view covers the elements below 2^31 - 1 bytes: 536870911 f32s, 1073741823 bf16s.
 // CHECK-DAG: %[[N32:.*]] = arith.constant 536870911 : i32
 // CHECK-DAG: %[[N16:.*]] = arith.constant 1073741823 : i32
-// CHECK-DAG: %[[X:.*]] = tile.make_buffer %arg0, %[[N32]] : !tile.ptr<f32> -> !tile.buffer<f32>
-// CHECK-DAG: %[[OUT:.*]] = tile.make_buffer %arg1, %[[N16]] : !tile.ptr<bf16> -> !tile.buffer<bf16>
+// CHECK-DAG: %[[X:.*]] = tile.make_buffer %arg0, %[[N32]] {tile.within_2gib} : !tile.ptr<f32> -> !tile.buffer<f32>
+// CHECK-DAG: %[[OUT:.*]] = tile.make_buffer %arg1, %[[N16]] {tile.within_2gib} : !tile.ptr<bf16> -> !tile.buffer<bf16>
 // CHECK: %[[V:.*]] = tile.buffer_load %[[X]][%{{.*}}] mask %[[M:[^ ]*]]
 // `other` replaces what the view reads as 0 where the mask is clear.
 // CHECK: %[[OTHER:.*]] = tile.splat %{{.*}} : f32 -> tensor<64xf32>
