@@ -2,7 +2,10 @@
 
 #include "wavetile/ops/Catalog.h"
 
+#include "wavetile/ops/Activations.h"
 #include "wavetile/ops/Norms.h"
+
+#include <algorithm>
 
 #include <charconv>
 
@@ -10,11 +13,13 @@ using namespace wavetile;
 using namespace wavetile::ops;
 
 const char *wavetile::ops::opCatalogHelp() {
-  return "rmsnorm2d_fwd:DTYPE:N[:gemma][:t5][:a16], rmsnorm2d_fwd_with_add:DTYPE:N[:gemma][:t5][:a16] "
-         "(DTYPE f32, f16 or bf16; a16: 16-byte aligned pointers and rows)";
+  return "rmsnorm2d_fwd:DTYPE:N[:gemma][:t5][:a16], rmsnorm2d_fwd_with_add:DTYPE:N[:gemma][:t5][:a16], "
+         "silu_and_mul|gelu_and_mul|gelu_tanh_and_mul|swiglu:DTYPE:D[:a16] (DTYPE f32, f16 or bf16; D the "
+         "output width; a16: 16-byte aligned pointers and rows)";
 }
 
-std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std::string *error) {
+std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std::string_view target,
+                                                    std::string *error) {
   std::vector<std::string_view> parts;
   for (size_t start = 0;;) {
     size_t colon = spec.find(':', start);
@@ -36,18 +41,36 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
   auto [end, ec] = std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), hidden);
   if (ec != std::errc() || end != parts[2].data() + parts[2].size() || hidden < 1 || hidden > INT32_MAX)
     return fail("hidden size '" + std::string(parts[2]) + "' is not an integer in [1, 2^31)");
-  if (parts[0] != "rmsnorm2d_fwd" && parts[0] != "rmsnorm2d_fwd_with_add")
-    return fail("no op named '" + std::string(parts[0]) + "'");
-  RmsNormSpec norm{*dtype, hidden, parts[0] == "rmsnorm2d_fwd_with_add"};
-  for (size_t i = 3; i < parts.size(); ++i) {
-    if (parts[i] == "gemma")
-      norm.gemma = true;
-    else if (parts[i] == "t5")
-      norm.modelSensitive = true;
-    else if (parts[i] == "a16")
-      norm.vectorAligned = true;
-    else
-      return fail("unknown flag '" + std::string(parts[i]) + "'");
+  std::vector<std::string_view> flags(parts.begin() + 3, parts.end());
+  auto takeFlag = [&](std::string_view flag) {
+    auto it = std::find(flags.begin(), flags.end(), flag);
+    if (it == flags.end())
+      return false;
+    flags.erase(it);
+    return true;
+  };
+  std::unique_ptr<Module> module;
+  if (parts[0] == "rmsnorm2d_fwd" || parts[0] == "rmsnorm2d_fwd_with_add") {
+    RmsNormSpec norm{*dtype, hidden, parts[0] == "rmsnorm2d_fwd_with_add"};
+    norm.gemma = takeFlag("gemma");
+    norm.modelSensitive = takeFlag("t5");
+    norm.vectorAligned = takeFlag("a16");
+    norm.warpSize = OpRuntime::warpSizeOf(target);
+    if (flags.empty())
+      return buildRmsNorm(norm, error);
+  } else {
+    std::optional<GatedActivation> kind;
+    for (GatedActivation k : {GatedActivation::Silu, GatedActivation::Gelu, GatedActivation::GeluTanh,
+                              GatedActivation::Swiglu})
+      if (parts[0] == gatedActivationName(k))
+        kind = k;
+    if (!kind)
+      return fail("no op named '" + std::string(parts[0]) + "'");
+    GatedActivationSpec gated{*kind, *dtype, hidden};
+    gated.vectorAligned = takeFlag("a16");
+    gated.warpSize = OpRuntime::warpSizeOf(target);
+    if (flags.empty())
+      return buildGatedActivation(gated, error);
   }
-  return buildRmsNorm(norm, error);
+  return fail("unknown flag '" + std::string(flags.front()) + "'");
 }

@@ -66,6 +66,17 @@ bool ArgumentChecker::sameAs(const char *name, const TensorRef &t, const TensorR
   return addressable(name, t);
 }
 
+bool ArgumentChecker::shaped(const char *name, const TensorRef &t, DType dtype,
+                             const std::vector<int64_t> &shape) const {
+  if (t.dtype != dtype)
+    return fail(name, std::string("has dtype ") + dtypeName(t.dtype) + "; expected " + dtypeName(dtype));
+  if (t.shape != shape)
+    return fail(name, "has shape " + shapeText(t.shape) + "; expected " + shapeText(shape));
+  if (t.shape.size() > 1 && t.shape.back() > 1 && t.strides.back() != 1)
+    return fail(name, "must have unit stride along its last dimension, got strides " + shapeText(t.strides));
+  return addressable(name, t);
+}
+
 bool ArgumentChecker::vector(const char *name, const TensorRef &t, DType dtype, int64_t n) const {
   if (t.dtype != dtype)
     return fail(name, std::string("has dtype ") + dtypeName(t.dtype) + " but input has " + dtypeName(dtype));
@@ -80,4 +91,13 @@ bool ArgumentChecker::flag(const char *name, int value) const {
   if (value == 0 || value == 1)
     return true;
   return fail(name, "must be 0 or 1, got " + std::to_string(value));
+}
+
+bool wavetile::ops::vectorAligned(std::initializer_list<const TensorRef *> tensors) {
+  for (const TensorRef *t : tensors) {
+    int64_t bytes = bitWidth(t->dtype) / 8;
+    if (reinterpret_cast<uintptr_t>(t->data) % 16 || (t->rank() == 2 && (t->strides[0] * bytes) % 16))
+      return false;
+  }
+  return true;
 }

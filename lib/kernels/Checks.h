@@ -16,12 +16,18 @@ namespace wavetile::ops {
 
 inline constexpr std::initializer_list<DType> kNormDTypes = {DType::f32, DType::f16, DType::bf16};
 
+/// Whether every tensor starts 16-byte aligned and its rows do too (what lets kernels drop
+/// run-time alignment checks; part of a specialization).
+bool vectorAligned(std::initializer_list<const TensorRef *> tensors);
+
 class ArgumentChecker {
 public:
   ArgumentChecker(std::string_view op, std::string *error) : op_(op), error_(error) {}
 
   /// A matrix of rows [M, N] with unit stride along rows, in one of `dtypes`.
   bool rows(const char *name, const TensorRef &t, std::initializer_list<DType> dtypes) const;
+  /// Of `dtype` and `shape` (an output the op's inputs determine), unit stride along rows.
+  bool shaped(const char *name, const TensorRef &t, DType dtype, const std::vector<int64_t> &shape) const;
   /// Same dtype and shape as `like`, unit stride along rows.
   bool sameAs(const char *name, const TensorRef &t, const TensorRef &like) const;
   /// A contiguous vector of `n` elements of `dtype`.

@@ -25,7 +25,7 @@ int64_t nextPowerOfTwo(int64_t n) {
 
 std::string RmsNormSpec::key() const {
   return std::string("rmsnorm2d/") + dtypeName(dtype) + "/n" + std::to_string(hidden) + (withAdd ? "/add" : "") +
-         (gemma ? "/gemma" : "") + (modelSensitive ? "/t5" : "") + (vectorAligned ? "/a16" : "");
+         (gemma ? "/gemma" : "") + (modelSensitive ? "/t5" : "") + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "");
 }
 
 std::unique_ptr<Module> wavetile::ops::buildRmsNorm(const RmsNormSpec &spec, std::string *error) {
@@ -34,9 +34,10 @@ std::unique_ptr<Module> wavetile::ops::buildRmsNorm(const RmsNormSpec &spec, std
   const int64_t block = singlePass ? nextPowerOfTwo(n) : kSinglePassElements;
   ModuleBuilder mb;
   {
-    // One program per row; enough warps that each thread holds a few 16-byte vectors.
+    // One program per row; warps enough that each thread holds at least one 16-byte
+    // vector, at most 8.
     KernelOptions options;
-    options.numWarps = int(std::clamp<int64_t>(block / 512, 1, 8));
+    options.numWarps = int(std::clamp<int64_t>(block * (bitWidth(spec.dtype) / 8) / 16 / spec.warpSize, 1, 8));
     auto k = mb.kernel(spec.withAdd ? "rmsnorm2d_fwd_with_add" : "rmsnorm2d_fwd", options);
     k.param("BLOCK", block);
     const DType dt = spec.dtype;
@@ -107,22 +108,13 @@ std::unique_ptr<Module> wavetile::ops::buildRmsNorm(const RmsNormSpec &spec, std
 
 namespace {
 
-/// Whether every tensor starts 16-byte aligned and its rows do too.
-bool vectorAligned(std::initializer_list<const TensorRef *> tensors) {
-  for (const TensorRef *t : tensors) {
-    int64_t bytes = bitWidth(t->dtype) / 8;
-    if (reinterpret_cast<uintptr_t>(t->data) % 16 || (t->rank() == 2 && (t->strides[0] * bytes) % 16))
-      return false;
-  }
-  return true;
-}
-
 bool launchRmsNorm(OpRuntime &rt, const char *op, RmsNormSpec spec, const TensorRef &out,
                    const TensorRef &input, const TensorRef *residualIn, const TensorRef *residualOut,
                    const TensorRef &weight, float epsilon, std::string *error) {
   int64_t m = input.shape[0];
   if (m == 0)
     return true;
+  spec.warpSize = rt.warpSize();
   spec.vectorAligned = residualIn ? vectorAligned({&out, &input, &weight, residualIn, residualOut})
                                   : vectorAligned({&out, &input, &weight});
   NamedArgs args;

@@ -76,6 +76,8 @@ std::unique_ptr<OpRuntime> OpRuntime::create(Device &device, std::string *error)
       new OpRuntime(device, std::make_unique<Jit>(JitOptions::fromEnvironment(device.target()))));
 }
 
+int64_t OpRuntime::warpSizeOf(std::string_view target) { return target.substr(0, 3) == "gfx" ? 64 : 32; }
+
 size_t OpRuntime::loadedModules() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return loaded_.size();

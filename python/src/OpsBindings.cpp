@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "wavetile/ops/Activations.h"
 #include "wavetile/ops/Norms.h"
 
 #include <pybind11/pybind11.h>
@@ -64,6 +65,22 @@ void bindOps(py::module_ &m) {
                             const PyTensor &weight, float epsilon, int modelSensitive, bool gemma) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {
       return rmsnorm2d_fwd(r, tensorOf(out), tensorOf(input), tensorOf(weight), epsilon, modelSensitive, e, gemma);
+    });
+  });
+  m.def("gated_activation", [](PyOpRuntime &rt, uintptr_t stream, const std::string &name, const PyTensor &out,
+                               const PyTensor &input, float limit, float alpha) {
+    run(rt, stream, [&](OpRuntime &r, std::string *e) {
+      TensorRef o = tensorOf(out), in = tensorOf(input);
+      if (name == "silu_and_mul")
+        return silu_and_mul(r, o, in, e);
+      if (name == "gelu_and_mul")
+        return gelu_and_mul(r, o, in, e);
+      if (name == "gelu_tanh_and_mul")
+        return gelu_tanh_and_mul(r, o, in, e);
+      if (name == "swiglu")
+        return swiglu(r, o, in, limit, alpha, e);
+      *e = "no gated activation named '" + name + "'";
+      return false;
     });
   });
   m.def("rmsnorm2d_fwd_with_add",

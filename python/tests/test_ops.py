@@ -113,3 +113,37 @@ def test_errors_name_the_op_and_argument():
         ops.rmsnorm2d_fwd(np.zeros((4, 8), np.int32), np.ones(8, np.int32), 1e-5)
     with pytest.raises(ops.OpError, match="'residual_out' has shape \\[4, 7\\]"):
         ops.rmsnorm2d_fwd_with_add(x.copy(), x, x, np.zeros((4, 7), np.float32), np.ones(8, np.float32), 1e-5)
+
+
+def _gated_reference(name, g, u, limit=7.0, alpha=1.702):
+    from math import erf
+    g, u = g.astype(np.float64), u.astype(np.float64)
+    sigmoid = lambda v: 1.0 / (1.0 + np.exp(-v))  # noqa: E731
+    if name == "silu_and_mul":
+        return g * sigmoid(g) * u
+    if name == "gelu_and_mul":
+        return 0.5 * g * (1.0 + np.vectorize(erf)(g / np.sqrt(2.0))) * u
+    if name == "gelu_tanh_and_mul":
+        return 0.5 * g * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (g + 0.044715 * g ** 3))) * u
+    gate = np.minimum(g, limit)
+    return gate * sigmoid(alpha * gate) * (np.clip(u, -limit, limit) + 1.0)
+
+
+@pytest.mark.parametrize("name", ["silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul", "swiglu"])
+@pytest.mark.parametrize("dtype,m,d", [("bf16", 5, 2049), ("float16", 3, 64), ("float32", 2, 7)])
+def test_gated_activations(name, dtype, m, d):
+    rng = _rng(m, d, len(name))
+    x, xf = _padded(m, 2 * d, dtype, rng.uniform(-9, 9, (m, 2 * d)))
+    out = _encode(np.full((m, d), np.nan), dtype)[0]
+    getattr(ops, name)(out, x)
+    expected = _gated_reference(name, xf[:, :d], xf[:, d:])
+    got = _decode(out, dtype).astype(np.float64)
+    ulp = {"float32": 4e-6, "float16": 2.0 ** -10, "bf16": 2.0 ** -7}[dtype]
+    assert np.all(np.abs(got - expected) <= ulp * np.maximum(1.0, np.abs(expected))), name
+
+
+def test_gated_activation_errors():
+    with pytest.raises(ops.OpError, match="silu_and_mul: 'input' must have an even number of columns"):
+        ops.silu_and_mul(np.zeros((2, 3), np.float32), np.zeros((2, 7), np.float32))
+    with pytest.raises(ops.OpError, match="swiglu: 'out' has shape \\[2, 4\\]; expected \\[2, 3\\]"):
+        ops.swiglu(np.zeros((2, 4), np.float32), np.zeros((2, 6), np.float32))

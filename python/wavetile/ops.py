@@ -74,3 +74,29 @@ def rmsnorm2d_fwd_with_add(out, input, residual_in, residual_out, weight, epsilo
     _C.rmsnorm2d_fwd_with_add(runtime, stream, _tensor(out), _tensor(input), _tensor(residual_in),
                               _tensor(residual_out), _tensor(weight), epsilon, bool(gemma_norm),
                               use_model_sensitive_rmsnorm)
+
+
+def _gated(name, out, input, limit=7.0, alpha=1.702):
+    runtime, stream = _runtime(out, input)
+    _C.gated_activation(runtime, stream, name, _tensor(out), _tensor(input), limit, alpha)
+
+
+def silu_and_mul(out, input):
+    """out [M, d] = silu(input[:, :d]) * input[:, d:]."""
+    _gated("silu_and_mul", out, input)
+
+
+def gelu_and_mul(out, input):
+    """out = gelu(gate) * up with the exact (erf) GELU."""
+    _gated("gelu_and_mul", out, input)
+
+
+def gelu_tanh_and_mul(out, input):
+    """out = gelu(gate) * up with the tanh approximation."""
+    _gated("gelu_tanh_and_mul", out, input)
+
+
+def swiglu(out, input, limit=7.0, alpha=1.702):
+    """AITER's MoE Swiglu: gate clamped to <= limit, up to [-limit, limit];
+    out = gate * sigmoid(alpha * gate) * (up + 1)."""
+    _gated("swiglu", out, input, limit, alpha)

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostBuffer.h"
+
 #include "wavetile/ops/Norms.h"
 
 #include <gtest/gtest.h>
@@ -18,58 +20,9 @@
 using namespace wavetile;
 using namespace wavetile::ops;
 using dsl::dtypeName;
+using Buffer = wavetile::test::HostBuffer;
 
 namespace {
-
-/// Host storage of one dtype, with f32 views of its values.
-struct Buffer {
-  DType dtype;
-  std::vector<uint8_t> bytes;
-  Buffer(DType dtype, size_t n) : dtype(dtype), bytes(n * (dtype == DType::f32 ? 4 : 2)) {}
-  size_t size() const { return bytes.size() / (dtype == DType::f32 ? 4 : 2); }
-  float get(size_t i) const {
-    if (dtype == DType::f32) {
-      float f;
-      std::memcpy(&f, &bytes[4 * i], 4);
-      return f;
-    }
-    uint16_t h;
-    std::memcpy(&h, &bytes[2 * i], 2);
-    if (dtype == DType::f16) {
-      _Float16 v;
-      std::memcpy(&v, &h, 2);
-      return float(v);
-    }
-    uint32_t bits = uint32_t(h) << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-  }
-  void set(size_t i, float f) {
-    if (dtype == DType::f32) {
-      std::memcpy(&bytes[4 * i], &f, 4);
-      return;
-    }
-    uint16_t h;
-    if (dtype == DType::f16) {
-      _Float16 v = _Float16(f);
-      std::memcpy(&h, &v, 2);
-    } else {
-      uint32_t bits;
-      std::memcpy(&bits, &f, 4);
-      h = uint16_t((bits + 0x7fff + ((bits >> 16) & 1)) >> 16); // nearest-even; no NaNs here
-    }
-    std::memcpy(&bytes[2 * i], &h, 2);
-  }
-  /// The dtype's rounding of `f`.
-  float round(float f) const {
-    Buffer one(dtype, 1);
-    one.set(0, f);
-    return one.get(0);
-  }
-  void poison() { std::fill(bytes.begin(), bytes.end(), 0xff); } // NaN in every dtype
-  void *data() { return bytes.data(); }
-};
 
 struct Case {
   int64_t m, n;
@@ -118,7 +71,7 @@ protected:
     // outputs to one unit of their dtype's last place (AITER allows 1e-2 absolute), and
     // all but 1% of them must equal the reference rounded to the dtype (which is what tells
     // the T5 rounding apart from none).
-    const double ulp = dtype == DType::f32 ? 0 : dtype == DType::f16 ? 1.0 / 1024 : 1.0 / 128;
+    const double ulp = out.ulp();
     int64_t bad = 0, inexact = 0;
     for (int64_t r = 0; r < m; ++r) {
       std::vector<double> x(n);

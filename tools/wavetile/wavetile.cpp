@@ -117,7 +117,8 @@ std::unique_ptr<Module> loadModule(const Options &options, std::string *error) {
     return example->build(error);
   }
   if (options.values.count("--op"))
-    return ops::buildOpKernel(options.values.at("--op"), error);
+    return ops::buildOpKernel(options.values.at("--op"),
+                              options.values.count("--target") ? options.values.at("--target") : "host", error);
   if (options.positional.size() != 1) {
     *error = "compile needs exactly one input file, --example NAME or --op SPEC";
     return nullptr;

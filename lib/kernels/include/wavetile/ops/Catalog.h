@@ -12,8 +12,9 @@
 
 namespace wavetile::ops {
 
-/// The module for `spec`, or null with an error naming what is wrong with it.
-std::unique_ptr<Module> buildOpKernel(std::string_view spec, std::string *error);
+/// The module for `spec` on `target` (its warp size sizes the blocks), or null with an
+/// error naming what is wrong with it.
+std::unique_ptr<Module> buildOpKernel(std::string_view spec, std::string_view target, std::string *error);
 
 /// The ops `buildOpKernel` knows, with their flags (for help texts).
 const char *opCatalogHelp();

@@ -66,6 +66,10 @@ public:
 
   Device &device() const { return device_; }
   const std::string &target() const { return device_.target(); }
+  /// Threads per warp on `target` (CDNA wavefronts: 64; NVIDIA and the host: 32), which
+  /// kernel generators size their blocks with.
+  static int64_t warpSizeOf(std::string_view target);
+  int64_t warpSize() const { return warpSizeOf(target()); }
   /// Launches go to this stream (null: the default stream).
   void *stream = nullptr;
 

@@ -1,0 +1,70 @@
+//===- HostBuffer.h - host tensors of f32, f16 and bf16 for op tests -*- C++ -*-===//
+#ifndef WAVETILE_TEST_OPS_HOSTBUFFER_H
+#define WAVETILE_TEST_OPS_HOSTBUFFER_H
+
+#include "wavetile/ops/OpRuntime.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace wavetile::test {
+
+using ops::DType;
+
+/// Host storage of one dtype, with f32 views of its values.
+struct HostBuffer {
+  DType dtype;
+  std::vector<uint8_t> bytes;
+  HostBuffer(DType dtype, size_t n) : dtype(dtype), bytes(n * (dtype == DType::f32 ? 4 : 2)) {}
+  size_t size() const { return bytes.size() / (dtype == DType::f32 ? 4 : 2); }
+  float get(size_t i) const {
+    if (dtype == DType::f32) {
+      float f;
+      std::memcpy(&f, &bytes[4 * i], 4);
+      return f;
+    }
+    uint16_t h;
+    std::memcpy(&h, &bytes[2 * i], 2);
+    if (dtype == DType::f16) {
+      _Float16 v;
+      std::memcpy(&v, &h, 2);
+      return float(v);
+    }
+    uint32_t bits = uint32_t(h) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  void set(size_t i, float f) {
+    if (dtype == DType::f32) {
+      std::memcpy(&bytes[4 * i], &f, 4);
+      return;
+    }
+    uint16_t h;
+    if (dtype == DType::f16) {
+      _Float16 v = _Float16(f);
+      std::memcpy(&h, &v, 2);
+    } else {
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      h = uint16_t((bits + 0x7fff + ((bits >> 16) & 1)) >> 16); // nearest-even; no NaNs here
+    }
+    std::memcpy(&bytes[2 * i], &h, 2);
+  }
+  /// The dtype's rounding of `f`.
+  float round(float f) const {
+    HostBuffer one(dtype, 1);
+    one.set(0, f);
+    return one.get(0);
+  }
+  /// One unit in the last place at magnitude 1 (0 for f32, checked relatively instead).
+  double ulp() const { return dtype == DType::f32 ? 0 : dtype == DType::f16 ? 1.0 / 1024 : 1.0 / 128; }
+  void poison() { std::fill(bytes.begin(), bytes.end(), 0xff); } // NaN in every dtype
+  void *data() { return bytes.data(); }
+};
+
+} // namespace wavetile::test
+
+#endif
