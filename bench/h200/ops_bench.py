@@ -106,61 +106,119 @@ def call_overhead(fn, inputs, calls=200):
     return start.elapsed_time(end) * 1000 / calls
 
 
-def bench_rmsnorm():
+def ulp_error(got, ref):
+    """Max error in units of bf16's last place (relative above 1, absolute below)."""
+    ulp = torch.finfo(torch.bfloat16).eps * torch.clamp(ref.float().abs(), min=1.0)
+    return ((got.float() - ref.float()).abs() / ulp).max().item()
+
+
+def bench_op(op, dims, make, impls, wavetile_call, reference, moved_bytes, copy_bytes):
+    """One op over the issue's shapes: numerics of Wavetile's call, then device time of it and
+    of every peer (interleaved per shape), the copy ceiling for the same bytes."""
     global failures
-    report("## rmsnorm2d_fwd, bf16")
+    report(f"## {op}, bf16")
     report("")
-    report("Device time per call in µs (CUDA-graph replay, median); bandwidth = (read x + write out) / time; "
-           "ratio = peer time / Wavetile time (> 1: Wavetile faster).")
+    report("Device time per call in µs (CUDA-graph replay, median); TB/s = bytes moved / time; "
+           "% copy = time of a device copy of the same bytes / time; ratio = peer time / Wavetile "
+           "time (> 1: Wavetile faster).")
     report("")
-    report("| M | N | copy µs | wavetile µs | TB/s | % copy | torch µs | compile µs | triton µs | "
-           "vs torch | vs compile | vs triton | max err (ulp) |")
-    report("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    names = list(impls)
+    report(f"| M | {dims} | copy µs | wavetile µs | TB/s | % copy | " + " | ".join(f"{n} µs" for n in names[1:]) +
+           " | " + " | ".join(f"vs {n}" for n in names[1:]) + " | max err (ulp) |")
+    report("|" + "---|" * (7 + 2 * (len(names) - 1)))
     g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    for n in NS:
+        for m in MS:
+            one = make(m, n, g)
+            copies = max(2, min(64, L2_BYTES // max(moved_bytes(m, n), 1) + 1))
+            batches = [one] + [make(m, n, g) for _ in range(copies - 1)]
+            got = wavetile_call(*one)
+            ref = reference(*one)
+            torch.cuda.synchronize()
+            err = ulp_error(got, ref)
+            ok = err <= 1.0 and not got.isnan().any().item()
+            failures += not ok
+            src = [torch.empty(copy_bytes(m, n) // 2, device="cuda", dtype=torch.bfloat16) for _ in range(copies)]
+            dst = [torch.empty_like(t) for t in src]
+            copy_us = graph_time(lambda a, o: o.copy_(a), list(zip(src, dst)))
+            times = {name: graph_time(fn, batches) for name, fn in impls.items()}
+            tbs = moved_bytes(m, n) / (times["wavetile"] * 1e-6) / 1e12
+            results.append({"op": op, "M": m, "N": n, "copy_us": copy_us, **{f"{k}_us": v for k, v in times.items()},
+                            "wavetile_TBps": tbs, "max_err_ulp": err, "ok": ok})
+            report(f"| {m} | {n} | {copy_us:.2f} | {times['wavetile']:.2f} | {tbs:.2f} | "
+                   f"{100 * copy_us / times['wavetile']:.0f}% | "
+                   + " | ".join(f"{times[k]:.2f}" for k in names[1:]) + " | "
+                   + " | ".join(f"{times[k] / times['wavetile']:.2f}" for k in names[1:])
+                   + f" | {err:.2f}{'' if ok else ' FAIL'} |")
+            del batches, src, dst
+    report("")
+    x = make(1, 4096, g)
+    overhead = {name: call_overhead(fn, x) for name, fn in impls.items()}
+    report(f"Python call overhead, M=1 N=4096 (µs per eager call, back to back): "
+           + ", ".join(f"{k} {v:.1f}" for k, v in overhead.items()))
+    report("")
+    results.append({"op": op, "call_overhead_us": overhead})
+
+
+def bench_rmsnorm():
+    def make(m, n, g):
+        return (torch.randn(m, n, device="cuda", dtype=torch.bfloat16, generator=g),
+                torch.rand(n, device="cuda", dtype=torch.bfloat16, generator=g) + 0.5)
     impls = {
         "wavetile": lambda x, w: ops.rmsnorm2d_fwd(x, w, EPS),
         "torch": lambda x, w: torch_rmsnorm(x, w, EPS),
         "compile": lambda x, w: compiled_rmsnorm(x, w, EPS),
         "triton": lambda x, w: triton_rmsnorm(x, w, EPS),
     }
-    for n in NS:
-        for m in MS:
-            nbytes = m * n * 2
-            copies = max(2, min(64, L2_BYTES // max(nbytes, 1) + 1))
-            batches = [(torch.randn(m, n, device="cuda", dtype=torch.bfloat16, generator=g),
-                        torch.rand(n, device="cuda", dtype=torch.bfloat16, generator=g) + 0.5)
-                       for _ in range(copies)]
-            x, w = batches[0]
-            ref = reference(x, w, EPS)
-            got = ops.rmsnorm2d_fwd(x, w, EPS)
-            torch.cuda.synchronize()
-            ulp = torch.finfo(torch.bfloat16).eps * torch.clamp(ref.float().abs(), min=1.0)
-            err = ((got.float() - ref.float()).abs() / ulp).max().item()
-            ok = err <= 1.0 and not got.isnan().any().item()
-            failures += not ok
-            outs = [torch.empty_like(b[0]) for b in batches]
-            copy_batches = [(b[0], o) for b, o in zip(batches, outs)]
-            copy_us = graph_time(lambda a, o: o.copy_(a), copy_batches)
-            times = {}
-            for name in impls:  # interleaved: each shape measures every implementation in turn
-                times[name] = graph_time(impls[name], batches)
-            tbs = 2 * nbytes / (times["wavetile"] * 1e-6) / 1e12
-            row = {"op": "rmsnorm2d_fwd", "M": m, "N": n, "copy_us": copy_us, **{f"{k}_us": v for k, v in times.items()},
-                   "wavetile_TBps": tbs, "max_err_ulp": err, "ok": ok}
-            results.append(row)
-            report(f"| {m} | {n} | {copy_us:.2f} | {times['wavetile']:.2f} | {tbs:.2f} | "
-                   f"{100 * copy_us / times['wavetile']:.0f}% | {times['torch']:.2f} | {times['compile']:.2f} | "
-                   f"{times['triton']:.2f} | {times['torch'] / times['wavetile']:.2f} | "
-                   f"{times['compile'] / times['wavetile']:.2f} | {times['triton'] / times['wavetile']:.2f} | "
-                   f"{err:.2f}{'' if ok else ' FAIL'} |")
-            del batches, outs, copy_batches
-    report("")
-    report("Python call overhead, M=1 N=4096 (µs per eager call, back to back):")
-    x = torch.randn(1, 4096, device="cuda", dtype=torch.bfloat16)
-    w = torch.ones(4096, device="cuda", dtype=torch.bfloat16)
-    overhead = {name: call_overhead(fn, (x, w)) for name, fn in impls.items()}
-    report(", ".join(f"{k} {v:.1f}" for k, v in overhead.items()))
-    results.append({"op": "rmsnorm2d_fwd", "call_overhead_us": overhead})
+    bench_op("rmsnorm2d_fwd", "N", make, impls, impls["wavetile"], lambda x, w: reference(x, w, EPS),
+             moved_bytes=lambda m, n: 4 * m * n, copy_bytes=lambda m, n: 2 * m * n)
+
+
+@triton.jit
+def _triton_silu_and_mul(x, out, x_stride, out_stride, d, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    mask = cols < d
+    gate = tl.load(x + row * x_stride + cols, mask=mask).to(tl.float32)
+    up = tl.load(x + row * x_stride + d + cols, mask=mask).to(tl.float32)
+    tl.store(out + row * out_stride + cols, (gate * tl.sigmoid(gate) * up).to(out.dtype.element_ty), mask=mask)
+
+
+def triton_silu_and_mul(x):
+    m, d = x.shape[0], x.shape[1] // 2
+    out = torch.empty(m, d, device=x.device, dtype=x.dtype)
+    block = min(triton.next_power_of_2(d), 2048)
+    _triton_silu_and_mul[(m, triton.cdiv(d, block))](x, out, x.stride(0), out.stride(0), d, BLOCK=block,
+                                                       num_warps=max(1, block // 256))
+    return out
+
+
+def torch_silu_and_mul(x):
+    d = x.shape[1] // 2
+    return torch.nn.functional.silu(x[:, :d]) * x[:, d:]
+
+
+compiled_silu_and_mul = torch.compile(torch_silu_and_mul, dynamic=False)
+
+
+def wavetile_silu_and_mul(x):
+    out = torch.empty(x.shape[0], x.shape[1] // 2, device=x.device, dtype=x.dtype)
+    ops.silu_and_mul(out, x)
+    return out
+
+
+def bench_silu_and_mul():
+    def make(m, n, g):
+        return (torch.randn(m, 2 * n, device="cuda", dtype=torch.bfloat16, generator=g),)
+
+    def reference_silu(x):
+        d = x.shape[1] // 2
+        gate, up = x[:, :d].float(), x[:, d:].float()
+        return (gate * torch.sigmoid(gate) * up).to(x.dtype)
+    impls = {"wavetile": wavetile_silu_and_mul, "torch": torch_silu_and_mul, "compile": compiled_silu_and_mul,
+             "triton": triton_silu_and_mul}
+    bench_op("silu_and_mul", "d", make, impls, wavetile_silu_and_mul, reference_silu,
+             moved_bytes=lambda m, n: 6 * m * n, copy_bytes=lambda m, n: 3 * m * n)
 
 
 def main():
@@ -171,7 +229,7 @@ def main():
            f"{wavetile.jit._gpu(torch.cuda.current_device()).device.target}")
     report("")
     bench_rmsnorm()
-    report("")
+    bench_silu_and_mul()
     report(f"numerics: {len([r for r in results if 'ok' in r]) - failures} passed, {failures} failed")
     with open(os.path.join(OUT, "ops_bench.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -188,20 +246,20 @@ def plot():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    rows = [r for r in results if "ok" in r]
-    fig, axes = plt.subplots(1, len(NS), figsize=(4 * len(NS), 3.5), sharey=True)
-    for ax, n in zip(axes, NS):
-        sub = [r for r in rows if r["N"] == n]
-        for name in ["wavetile", "torch", "compile", "triton", "copy"]:
-            ax.plot([r["M"] for r in sub], [2 * r["M"] * n * 2 / (r[f"{name}_us"] * 1e-6) / 1e12 for r in sub],
-                    marker="o", label=name)
-        ax.set_xscale("log")
-        ax.set_title(f"rmsnorm bf16, N={n}")
-        ax.set_xlabel("M")
-    axes[0].set_ylabel("TB/s (read + write)")
-    axes[0].legend()
-    fig.tight_layout()
-    fig.savefig(os.path.join(OUT, "ops_bench_rmsnorm.png"), dpi=110)
+    for op in sorted({r["op"] for r in results if "ok" in r}):
+        rows = [r for r in results if r.get("op") == op and "ok" in r]
+        fig, axes = plt.subplots(1, len(NS), figsize=(4 * len(NS), 3.5), sharey=True)
+        for ax, n in zip(axes, NS):
+            sub = [r for r in rows if r["N"] == n]
+            for name in ["wavetile", "torch", "compile", "triton", "copy"]:
+                ax.plot([r["M"] for r in sub], [r["copy_us"] / r[f"{name}_us"] for r in sub], marker="o", label=name)
+            ax.set_xscale("log")
+            ax.set_title(f"{op} bf16, N={n}")
+            ax.set_xlabel("M")
+        axes[0].set_ylabel("fraction of copy bandwidth")
+        axes[0].legend()
+        fig.tight_layout()
+        fig.savefig(os.path.join(OUT, f"ops_bench_{op}.png"), dpi=110)
 
 
 if __name__ == "__main__":

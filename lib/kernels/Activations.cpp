@@ -38,7 +38,7 @@ std::string GatedActivationSpec::key() const {
   std::string k = std::string(gatedActivationName(kind)) + "/" + dtypeName(dtype) + "/d" + std::to_string(width);
   if (kind == GatedActivation::Swiglu)
     k += "/limit" + std::to_string(limit) + "/alpha" + std::to_string(alpha);
-  return k + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "");
+  return k + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
 }
 
 std::unique_ptr<Module> wavetile::ops::buildGatedActivation(const GatedActivationSpec &spec, std::string *error) {
@@ -51,7 +51,7 @@ std::unique_ptr<Module> wavetile::ops::buildGatedActivation(const GatedActivatio
     auto k = mb.kernel(gatedActivationName(spec.kind), options);
     k.param("BLOCK", block);
     const DType dt = spec.dtype;
-    const Reach reach = Reach::within2GiB;
+    const Reach reach = spec.within2GiB ? Reach::within2GiB : Reach::unbounded;
     Tensor out = k.tensor("out", dt, {Dim::dynamic(), Dim::fixed(d)}, /*contiguous=*/false, reach);
     Tensor input = k.tensor("input", dt, {Dim::dynamic(), Dim::fixed(2 * d)}, /*contiguous=*/false, reach);
     if (spec.vectorAligned)
@@ -109,6 +109,7 @@ bool launchGated(OpRuntime &rt, GatedActivationSpec spec, const TensorRef &out, 
   spec.dtype = input.dtype;
   spec.width = d;
   spec.vectorAligned = vectorAligned({&out, &input});
+  spec.within2GiB = within2GiB({&out, &input});
   spec.warpSize = rt.warpSize();
   int64_t block = columnBlock(d);
   NamedArgs args;

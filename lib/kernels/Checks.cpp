@@ -23,8 +23,8 @@ bool ArgumentChecker::fail(const char *name, const std::string &problem) const {
   return opError(error_, op_, std::string("'") + name + "' " + problem);
 }
 
-/// Kernels address tensors with 32-bit offsets (AMD buffer resources): each must lie within
-/// 2 GiB of its start, with non-negative strides.
+/// Kernels address tensors with 32-bit element offsets: each must span fewer than 2^31
+/// elements from its start, with non-negative strides.
 bool ArgumentChecker::addressable(const char *name, const TensorRef &t) const {
   if (t.strides.size() != t.shape.size())
     return fail(name, "has " + std::to_string(t.shape.size()) + " sizes but " + std::to_string(t.strides.size()) +
@@ -33,8 +33,9 @@ bool ArgumentChecker::addressable(const char *name, const TensorRef &t) const {
     if (t.shape[d] < 0 || t.strides[d] < 0)
       return fail(name, "has a negative size or stride (shape " + shapeText(t.shape) + ", strides " +
                             shapeText(t.strides) + ")");
-  if (t.extentBytes() > uint64_t(INT32_MAX))
-    return fail(name, "spans " + std::to_string(t.extentBytes()) + " bytes; library ops take tensors under 2 GiB");
+  if (t.extentElements() > uint64_t(INT32_MAX))
+    return fail(name, "spans " + std::to_string(t.extentElements()) +
+                          " elements; library ops take tensors of fewer than 2^31 elements");
   if (!t.data && t.numel() > 0)
     return fail(name, "has no data pointer");
   return true;
@@ -91,6 +92,11 @@ bool ArgumentChecker::flag(const char *name, int value) const {
   if (value == 0 || value == 1)
     return true;
   return fail(name, "must be 0 or 1, got " + std::to_string(value));
+}
+
+bool wavetile::ops::within2GiB(std::initializer_list<const TensorRef *> tensors) {
+  return std::all_of(tensors.begin(), tensors.end(),
+                     [](const TensorRef *t) { return t->extentBytes() <= uint64_t(INT32_MAX); });
 }
 
 bool wavetile::ops::vectorAligned(std::initializer_list<const TensorRef *> tensors) {

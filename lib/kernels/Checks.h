@@ -20,6 +20,10 @@ inline constexpr std::initializer_list<DType> kNormDTypes = {DType::f32, DType::
 /// run-time alignment checks; part of a specialization).
 bool vectorAligned(std::initializer_list<const TensorRef *> tensors);
 
+/// Whether every tensor lies within 2 GiB of its start: kernels may then address it through
+/// AMD buffer resources (Reach::within2GiB; part of a specialization).
+bool within2GiB(std::initializer_list<const TensorRef *> tensors);
+
 class ArgumentChecker {
 public:
   ArgumentChecker(std::string_view op, std::string *error) : op_(op), error_(error) {}

@@ -25,7 +25,7 @@ int64_t nextPowerOfTwo(int64_t n) {
 
 std::string RmsNormSpec::key() const {
   return std::string("rmsnorm2d/") + dtypeName(dtype) + "/n" + std::to_string(hidden) + (withAdd ? "/add" : "") +
-         (gemma ? "/gemma" : "") + (modelSensitive ? "/t5" : "") + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "");
+         (gemma ? "/gemma" : "") + (modelSensitive ? "/t5" : "") + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
 }
 
 std::unique_ptr<Module> wavetile::ops::buildRmsNorm(const RmsNormSpec &spec, std::string *error) {
@@ -41,7 +41,7 @@ std::unique_ptr<Module> wavetile::ops::buildRmsNorm(const RmsNormSpec &spec, std
     auto k = mb.kernel(spec.withAdd ? "rmsnorm2d_fwd_with_add" : "rmsnorm2d_fwd", options);
     k.param("BLOCK", block);
     const DType dt = spec.dtype;
-    const Reach reach = Reach::within2GiB; // the dispatcher checks each tensor's extent
+    const Reach reach = spec.within2GiB ? Reach::within2GiB : Reach::unbounded;
     const int64_t elementsPer16Bytes = 16 / (bitWidth(dt) / 8);
     auto rows = [&](const std::string &name) {
       Tensor t = k.tensor(name, dt, {Dim::dynamic(), Dim::fixed(n)}, /*contiguous=*/false, reach);
@@ -117,6 +117,8 @@ bool launchRmsNorm(OpRuntime &rt, const char *op, RmsNormSpec spec, const Tensor
   spec.warpSize = rt.warpSize();
   spec.vectorAligned = residualIn ? vectorAligned({&out, &input, &weight, residualIn, residualOut})
                                   : vectorAligned({&out, &input, &weight});
+  spec.within2GiB = residualIn ? within2GiB({&out, &input, &weight, residualIn, residualOut})
+                               : within2GiB({&out, &input, &weight});
   NamedArgs args;
   args.tensor("out", out).tensor("input", input).tensor("weight", weight).f32("epsilon", epsilon);
   if (residualIn)

@@ -23,14 +23,16 @@ int64_t TensorRef::numel() const {
   return n;
 }
 
-uint64_t TensorRef::extentBytes() const {
+uint64_t TensorRef::extentElements() const {
   if (numel() == 0)
     return 0;
   int64_t last = 0;
   for (size_t d = 0; d < shape.size(); ++d)
     last += (shape[d] - 1) * strides[d];
-  return uint64_t(last + 1) * uint64_t(std::max(1, bitWidth(dtype) / 8));
+  return uint64_t(last + 1);
 }
+
+uint64_t TensorRef::extentBytes() const { return extentElements() * uint64_t(std::max(1, bitWidth(dtype) / 8)); }
 
 NamedArgs &NamedArgs::tensor(const std::string &name, const TensorRef &t) {
   byName_[name] = KernelArg::ptr(t.data, dtypeName(t.dtype), t.extentBytes());

@@ -102,6 +102,9 @@ def test_rmsnorm2d_fwd_with_add(dtype, m, n, gemma):
 
 
 def test_errors_name_the_op_and_argument():
+    huge = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), shape=(70000, 70000), strides=(280000, 4))
+    with pytest.raises(ops.OpError, match="'input' spans 4900000000 elements; library ops take tensors of fewer"):
+        ops.rmsnorm2d_fwd_with_add(huge, huge, huge, huge, np.ones(70000, np.float32), 1e-5)
     x = np.zeros((4, 8), np.float32)
     with pytest.raises(ops.OpError, match="rmsnorm2d_fwd: 'weight' must have shape \\[8\\], got \\[7\\]"):
         ops.rmsnorm2d_fwd(x, np.ones(7, np.float32), 1e-5)

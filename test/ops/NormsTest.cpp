@@ -163,12 +163,43 @@ TEST_F(RmsNormOp, RefusesBadArguments) {
   refuses(out, x, TensorRef::contiguous(w.data(), DType::f16, {8}), 0, "'weight' has dtype f16");
   refuses(out, TensorRef{a.data(), DType::bf16, {8, 8}, {1, 8}}, weight, 0, "unit stride");
   refuses(out, x, weight, 2, "use_model_sensitive_rmsnorm");
-  refuses(out, TensorRef{a.data(), DType::bf16, {70000, 70000}, {70000, 1}}, weight, 0, "under 2 GiB");
+  refuses(out, TensorRef{a.data(), DType::bf16, {70000, 70000}, {70000, 1}}, weight, 0, "fewer than 2^31 elements");
   EXPECT_EQ(runtime->loadedModules(), 0u); // nothing compiled for refused calls
   // No rows: nothing to do, nothing compiled.
   EXPECT_TRUE(rmsnorm2d_fwd(*runtime, TensorRef::contiguous(b.data(), DType::bf16, {0, 8}),
                             TensorRef::contiguous(a.data(), DType::bf16, {0, 8}), weight, 1e-5f, 0, &error))
       << error;
+}
+
+// Rows 2^30 elements apart: the tensors span more than 2 GiB, so the kernel is the
+// specialization that addresses them without buffer resources. Only the touched pages of
+// the (virtual) allocations are ever mapped.
+TEST_F(RmsNormOp, TensorsBeyond2GiB) {
+  const int64_t stride = int64_t(1) << 30, n = 8;
+  std::unique_ptr<uint16_t[]> x(new uint16_t[stride + n]), y(new uint16_t[stride + n]);
+  Buffer row(DType::bf16, 2 * n), weight(DType::bf16, n);
+  for (int64_t i = 0; i < 2 * n; ++i)
+    row.set(i, 0.25f * float(i + 1) * (i % 3 ? 1.f : -1.f));
+  for (int64_t i = 0; i < n; ++i)
+    weight.set(i, 1.f + 0.125f * float(i));
+  std::memcpy(x.get(), row.data(), 2 * n);
+  std::memcpy(x.get() + stride, static_cast<uint8_t *>(row.data()) + 2 * n, 2 * n);
+  TensorRef in{x.get(), DType::bf16, {2, n}, {stride, 1}}, out{y.get(), DType::bf16, {2, n}, {stride, 1}};
+  ASSERT_GT(in.extentBytes(), uint64_t(INT32_MAX));
+  ASSERT_TRUE(rmsnorm2d_fwd(*runtime, out, in, TensorRef::contiguous(weight.data(), DType::bf16, {n}), 1e-5f, 0,
+                            &error))
+      << error;
+  for (int64_t r = 0; r < 2; ++r) {
+    double squares = 0;
+    for (int64_t c = 0; c < n; ++c)
+      squares += double(row.get(r * n + c)) * row.get(r * n + c);
+    double invRms = 1 / std::sqrt(squares / n + 1e-5);
+    for (int64_t c = 0; c < n; ++c) {
+      Buffer got(DType::bf16, 1);
+      std::memcpy(got.data(), y.get() + r * stride + c, 2);
+      EXPECT_EQ(got.get(0), got.round(float(row.get(r * n + c) * invRms * weight.get(c)))) << r << ", " << c;
+    }
+  }
 }
 
 TEST_F(RmsNormOp, CompilesOncePerSpecialization) {

@@ -33,6 +33,7 @@ struct GatedActivationSpec {
   int64_t warpSize = 32;  // of the target: blocks give each thread 16 bytes
   float limit = 7.0f, alpha = 1.702f; // Swiglu only
   bool vectorAligned = false;         // 16-byte aligned pointers and rows
+  bool within2GiB = true;             // both tensors within 2 GiB (buffer resources on AMD)
   std::string key() const;
 };
 std::unique_ptr<Module> buildGatedActivation(const GatedActivationSpec &spec, std::string *error);

@@ -31,7 +31,8 @@ struct RmsNormSpec {
   /// Every pointer is 16-byte aligned and every row stride a multiple of 16 bytes (the usual
   /// case): vector accesses need no run-time alignment checks or element-wise fallbacks.
   bool vectorAligned = false;
-  int64_t warpSize = 32; // of the target: blocks give each thread 16-byte vectors
+  bool within2GiB = true; // every tensor within 2 GiB of its start (buffer resources on AMD)
+  int64_t warpSize = 32;  // of the target: blocks give each thread 16-byte vectors
   std::string key() const;
 };
 std::unique_ptr<Module> buildRmsNorm(const RmsNormSpec &spec, std::string *error);

@@ -39,7 +39,8 @@ struct TensorRef {
   static TensorRef contiguous(void *data, DType dtype, std::vector<int64_t> shape);
   int64_t rank() const { return int64_t(shape.size()); }
   int64_t numel() const;
-  /// Bytes from `data` to one past the last element.
+  /// Elements (and bytes) from `data` to one past the last element.
+  uint64_t extentElements() const;
   uint64_t extentBytes() const;
 };
 
