@@ -356,6 +356,21 @@ bool interestingPtxOpcode(llvm::StringRef op) {
   return llvm::any_of(kPrefixes, [&](const char *p) { return op.starts_with(p); });
 }
 
+/// Counts one PTX statement (an instruction, possibly predicated) of `kernel`; register
+/// declarations and other directives do not count.
+void countPtxStatement(llvm::StringRef line, KernelReport &kernel) {
+  if (line.empty() || line.starts_with("."))
+    return;
+  if (line.starts_with("@")) // predicate guard
+    line = line.split(' ').second.ltrim();
+  llvm::StringRef op = line.take_until([](char c) { return c == ' ' || c == '\t' || c == ';'; });
+  if (op.empty())
+    return;
+  ++*kernel.totalInstructions;
+  if (interestingPtxOpcode(op))
+    ++kernel.histogram[op.str()];
+}
+
 std::optional<std::string> findPtxas() {
   if (auto onPath = llvm::sys::findProgramByName("ptxas"))
     return *onPath;
@@ -466,18 +481,19 @@ std::optional<InspectError> inspectPtx(llvm::StringRef text, const std::string &
       current = &helpers;
       continue;
     }
+    // Inline assembly puts a whole { ...; ...; } block on one line: count each statement.
+    if (current && line.starts_with("{") && line.ends_with("}")) {
+      llvm::SmallVector<llvm::StringRef> statements;
+      line.drop_front().drop_back().split(statements, ';', -1, /*KeepEmpty=*/false);
+      for (llvm::StringRef statement : statements)
+        countPtxStatement(statement.trim(), *current);
+      continue;
+    }
     if (!current || line.empty() || line.starts_with("//") || line.starts_with(".") || line.ends_with(":") ||
         line.starts_with("{") || line.starts_with("}") || line.starts_with("(") || line.starts_with(")") ||
         line.starts_with(","))
       continue;
-    if (line.starts_with("@")) // predicate guard
-      line = line.split(' ').second.ltrim();
-    llvm::StringRef op = line.take_until([](char c) { return c == ' ' || c == '\t' || c == ';'; });
-    if (op.empty())
-      continue;
-    ++*current->totalInstructions;
-    if (interestingPtxOpcode(op))
-      ++current->histogram[op.str()];
+    countPtxStatement(line, *current);
   }
   if (report.target.empty() || !text.contains(".version"))
     return InspectError{"not a PTX file (no .version / .target directives)"};

@@ -1210,6 +1210,81 @@ public:
     ROCDL::GlobalLoadLDSOp::create(b, loc, address(b, loc, first), ldsRun, bytes, 0, 0, nullptr, nullptr, nullptr);
   }
 
+  /// `n` consecutive elements from `first` (aligned, in range if active) if `active` (null:
+  /// always), else zeros; in memory types. No branch: AMD views read an out-of-range offset
+  /// as zeros, NVIDIA predicates the load.
+  Value loadGroupIf(OpBuilder &b, Location loc, Value first, int64_t n, Value active) const {
+    VectorType type = VectorType::get({n}, memoryType(element));
+    if (!active)
+      return loadGroup(b, loc, first, n);
+    if (isView() && ctx.amd) {
+      Value words = bufferLoad(b, loc, bufferWords(b, n), amdBufferOffset(b, loc, first, active));
+      return LLVM::BitcastOp::create(b, loc, type, words);
+    }
+    int64_t words = bytesOf(element, n) / 4;
+    if (!ctx.amd && bytesOf(element, n) % 4 == 0 && words <= 4) {
+      std::string outputs, constraints;
+      for (int64_t i = 0; i < words; ++i) {
+        outputs += (i ? ", $" : "$") + std::to_string(i);
+        constraints += "=r,";
+      }
+      std::string asmText = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(words + 1) + ", 0; ";
+      for (int64_t i = 0; i < words; ++i)
+        asmText += "mov.b32 $" + std::to_string(i) + ", 0; ";
+      asmText += "@p ld.global" + std::string(words > 1 ? ".v" + std::to_string(words) : "") + ".b32 " +
+                 (words > 1 ? "{" + outputs + "}" : outputs) + ", [$" + std::to_string(words) + "]; }";
+      SmallVector<Type> fields(words, b.getI32Type());
+      Type result = words == 1 ? Type(b.getI32Type()) : LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
+      Value asmOp = predicatedAsm(b, loc, result, {address(b, loc, first)}, active, asmText, constraints + "l,r");
+      Value vector = LLVM::PoisonOp::create(b, loc, VectorType::get({words}, b.getI32Type()));
+      for (int64_t i = 0; i < words; ++i) {
+        Value word = words == 1 ? asmOp : LLVM::ExtractValueOp::create(b, loc, asmOp, ArrayRef<int64_t>{i});
+        vector = LLVM::InsertElementOp::create(b, loc, vector, word, i32Const(b, loc, i));
+      }
+      return LLVM::BitcastOp::create(b, loc, type, vector);
+    }
+    auto ifOp = scf::IfOp::create(
+        b, loc, active, [&](OpBuilder &tb, Location l) { scf::YieldOp::create(tb, l, loadGroup(tb, l, first, n)); },
+        [&](OpBuilder &eb, Location l) {
+          scf::YieldOp::create(eb, l, Value(arith::ConstantOp::create(eb, l, eb.getZeroAttr(type))));
+        });
+    return ifOp.getResult(0);
+  }
+
+  /// Writes a vector of consecutive elements from `first` (aligned, in range if active) if
+  /// `active` (null: always), without a branch where the target allows (as loadGroupIf).
+  void storeGroupIf(OpBuilder &b, Location loc, Value first, Value vector, Value active) const {
+    int64_t n = cast<VectorType>(vector.getType()).getNumElements();
+    if (!active)
+      return storeGroup(b, loc, first, vector);
+    if (isView() && ctx.amd) {
+      Value words = LLVM::BitcastOp::create(b, loc, bufferWords(b, n), vector);
+      ROCDL::RawPtrBufferStoreOp::create(b, loc, words, base, amdBufferOffset(b, loc, first, active), zero(b, loc),
+                                         zero(b, loc), nullptr, nullptr, nullptr);
+      return;
+    }
+    int64_t words = bytesOf(element, n) / 4;
+    if (!ctx.amd && bytesOf(element, n) % 4 == 0 && words <= 4) {
+      Value asWords = LLVM::BitcastOp::create(b, loc, VectorType::get({words}, b.getI32Type()), vector);
+      SmallVector<Value> operands{address(b, loc, first)};
+      std::string data, constraints = "l,";
+      for (int64_t i = 0; i < words; ++i) {
+        operands.push_back(LLVM::ExtractElementOp::create(b, loc, asWords, i32Const(b, loc, i)));
+        data += (i ? ", $" : "$") + std::to_string(i + 1);
+        constraints += "r,";
+      }
+      std::string asmText = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(words + 1) + ", 0; @p st.global" +
+                            std::string(words > 1 ? ".v" + std::to_string(words) : "") + ".b32 [$0], " +
+                            (words > 1 ? "{" + data + "}" : data) + "; }";
+      predicatedAsm(b, loc, Type(), operands, active, asmText, constraints + "r");
+      return;
+    }
+    scf::IfOp::create(b, loc, active, [&](OpBuilder &tb, Location l) {
+      storeGroup(tb, l, first, vector);
+      scf::YieldOp::create(tb, l);
+    });
+  }
+
   /// Writes `value` (in its memory type) at `offset` if `active` (null: always).
   void storeElement(OpBuilder &b, Location loc, Value offset, Value active, Value value) const {
     if (isView() && ctx.amd) { // inactive elements are dropped in hardware
@@ -1238,6 +1313,18 @@ private:
       : ctx(ctx), base(base), count(count), element(element) {}
 
   static Value zero(OpBuilder &b, Location loc) { return i32Const(b, loc, 0); }
+
+  /// PTX `text` whose last operand is `predicate` (as a 32-bit integer); addresses as 64-bit
+  /// integers. Marked as having side effects: it orders with the thread's other accesses.
+  static Value predicatedAsm(OpBuilder &b, Location loc, Type result, SmallVector<Value> operands, Value predicate,
+                             StringRef text, StringRef constraints) {
+    operands[0] = LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), operands[0]);
+    operands.push_back(arith::ExtUIOp::create(b, loc, b.getI32Type(), predicate));
+    auto op = LLVM::InlineAsmOp::create(b, loc, result ? TypeRange{result} : TypeRange{}, operands, text, constraints,
+                                        /*has_side_effects=*/true, /*is_align_stack=*/false,
+                                        LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+    return result ? op.getResult(0) : Value();
+  }
 
   /// Whether groups of `n` (starting at multiples of n) are known aligned for one access.
   bool alignedAtCompileTime(int64_t n) const {
@@ -1317,6 +1404,17 @@ SmallVector<Value> unpackLoaded(OpBuilder &b, Location loc, Value vector, Type e
 Value loadTileFromGlobal(OpBuilder &b, Location loc, const ThreadTile &t, int64_t n, const GlobalAccess &access,
                          Value offsets, Value mask, function_ref<Value(OpBuilder &, int64_t)> otherwise) {
   Type element = t.type.getElementType();
+  if (n > 1 && access.groupsAllOrNothing(n)) { // each group whole or not at all, without branches
+    SmallVector<Value> elements;
+    for (int64_t r = 0; r < t.registers; r += n) {
+      Value active = mask ? extract(b, loc, mask, r) : Value();
+      auto loaded = unpackLoaded(b, loc, access.loadGroupIf(b, loc, extract(b, loc, offsets, r), n, active), element);
+      for (int64_t i = 0; i < n; ++i)
+        elements.push_back(active ? Value(arith::SelectOp::create(b, loc, active, loaded[i], otherwise(b, r + i)))
+                                  : loaded[i]);
+    }
+    return fromElements(b, loc, t.vectorType, elements);
+  }
   SmallVector<Value> offset(t.registers), masks(t.registers);
   auto elements = accessInGroups(
       b, loc, t.registers, n,
@@ -1331,8 +1429,6 @@ Value loadTileFromGlobal(OpBuilder &b, Location loc, const ThreadTile &t, int64_
       },
       [&](OpBuilder &vb, int64_t r) { return unpackLoaded(vb, loc, access.loadGroup(vb, loc, offset[r], n), element); },
       [&](OpBuilder &eb, int64_t r) {
-        if (n > 1 && access.groupsAllOrNothing(n)) // the group is masked off
-          return SmallVector<Value>{otherwise(eb, r)};
         Value active = access.elementActive(eb, loc, offset[r], masks[r]);
         return SmallVector<Value>{
             access.loadElement(eb, loc, offset[r], active, [&](OpBuilder &ob) { return otherwise(ob, r); })};
@@ -1347,6 +1443,17 @@ void storeTileToGlobal(OpBuilder &b, Location loc, const KernelContext &ctx, con
   Type memory = memoryType(t.type.getElementType());
   SmallVector<Value> offset(t.registers), masks(t.registers), values(t.registers);
   bool replicated = bool(ownerMask(b, loc, ctx, t, 0)); // then masks are not uniform over groups
+  if (n > 1 && !replicated && access.groupsAllOrNothing(n)) { // each group whole or not at all
+    for (int64_t r = 0; r < t.registers; r += n) {
+      SmallVector<Value> group;
+      for (int64_t i = 0; i < n; ++i)
+        group.push_back(toMemory(b, loc, extract(b, loc, value, r + i)));
+      access.storeGroupIf(b, loc, extract(b, loc, offsets, r),
+                          fromElements(b, loc, VectorType::get({n}, memory), group),
+                          mask ? extract(b, loc, mask, r) : Value());
+    }
+    return;
+  }
   accessInGroups(
       b, loc, t.registers, n,
       [&](int64_t r) -> Value {
@@ -1365,8 +1472,6 @@ void storeTileToGlobal(OpBuilder &b, Location loc, const KernelContext &ctx, con
         return SmallVector<Value>{};
       },
       [&](OpBuilder &eb, int64_t r) {
-        if (n > 1 && !replicated && access.groupsAllOrNothing(n))
-          return SmallVector<Value>{}; // the group is masked off
         access.storeElement(eb, loc, offset[r], access.elementActive(eb, loc, offset[r], masks[r]), values[r]);
         return SmallVector<Value>{};
       });

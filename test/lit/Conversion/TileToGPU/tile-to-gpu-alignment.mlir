@@ -3,7 +3,8 @@
 // are aligned, so the run-time alignment check goes. Without it the check stays. A mask that
 // is known to be all set or all clear over each group (x < n with x stepping by one from a
 // multiple of the group and n a multiple of it) needs no per-element path either: a group
-// is moved whole or not at all. Other masks choose between the two at run time.
+// is moved whole or not at all, with one predicated PTX access (no branch). Other masks
+// choose between the vector and the per-element path at run time.
 // RUN: %wavetile-opt %s -split-input-file -convert-tile-to-gpu=target=sm_90 -canonicalize -cse | FileCheck %s
 
 #l = #tile.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerBlock = [4], order = [0]>
@@ -11,12 +12,12 @@
 // Offsets row * n + arange: the 16-aligned base, n a multiple of 16 and arange's runs of 4
 // make every 4-element group start 16 bytes apart from an aligned address.
 // CHECK-LABEL: gpu.func @known
-// CHECK-NOT:     llvm.ptrtoint
-// CHECK:         llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
-// CHECK-NOT:     llvm.ptrtoint
-// CHECK-NOT:     -> f32
-// CHECK:         llvm.store {{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
-// CHECK-NOT:     llvm.store {{.*}} : f32
+// CHECK-NOT:     llvm.and
+// CHECK-NOT:     scf.if
+// CHECK:         llvm.inline_asm has_side_effects "{ .reg .pred p; setp.ne.b32 p, $5, 0; mov.b32 $0, 0; mov.b32 $1, 0; mov.b32 $2, 0; mov.b32 $3, 0; @p ld.global.v4.b32 {$0, $1, $2, $3}, [$4]; }", "=r,=r,=r,=r,l,r"
+// CHECK-NOT:     scf.if
+// CHECK:         llvm.inline_asm has_side_effects "{ .reg .pred p; setp.ne.b32 p, $5, 0; @p st.global.v4.b32 [$0], {$1, $2, $3, $4}; }", "l,r,r,r,r,r"
+// CHECK-NOT:     scf.if
 // CHECK:         gpu.return
 func.func @known(%x: !tile.ptr<f32> {tile.divisibility = 16 : i64}, %out: !tile.ptr<f32> {tile.divisibility = 16 : i64},
                  %n: i32 {tile.divisibility = 16 : i64}) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.warp_size = 32 : i32} {
