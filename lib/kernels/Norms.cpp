@@ -10,9 +10,10 @@ using namespace wavetile::ops;
 
 namespace {
 
-/// Rows up to this many elements are read once and kept in registers; longer rows are
-/// walked twice in chunks of this size (the second pass mostly hits L2).
-constexpr int64_t kSinglePassElements = 8192;
+/// Rows up to this many elements are read once and kept in registers (at most 512 threads,
+/// 32 elements each); longer rows are walked twice in chunks of this size (the second pass
+/// mostly hits L2).
+constexpr int64_t kSinglePassElements = 16384;
 
 int64_t nextPowerOfTwo(int64_t n) {
   int64_t p = 1;
@@ -34,10 +35,11 @@ std::unique_ptr<Module> wavetile::ops::buildRmsNorm(const RmsNormSpec &spec, std
   const int64_t block = singlePass ? nextPowerOfTwo(n) : kSinglePassElements;
   ModuleBuilder mb;
   {
-    // One program per row; warps enough that each thread holds at least one 16-byte
-    // vector, at most 8.
+    // One program per row; threads enough that each holds at least one 16-byte vector, at
+    // most 512.
     KernelOptions options;
-    options.numWarps = int(std::clamp<int64_t>(block * (bitWidth(spec.dtype) / 8) / 16 / spec.warpSize, 1, 8));
+    options.numWarps = int(std::clamp<int64_t>(block * (bitWidth(spec.dtype) / 8) / 16, spec.warpSize, 512) /
+                           spec.warpSize);
     auto k = mb.kernel(spec.withAdd ? "rmsnorm2d_fwd_with_add" : "rmsnorm2d_fwd", options);
     k.param("BLOCK", block);
     const DType dt = spec.dtype;
