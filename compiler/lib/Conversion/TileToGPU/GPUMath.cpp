@@ -2,8 +2,13 @@
 
 #include "wavetile/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
 
 namespace wavetile {
 #define GEN_PASS_DEF_LOWERGPUMATH
@@ -13,24 +18,67 @@ namespace wavetile {
 using namespace mlir;
 
 namespace {
-/// Ops LLVM lowers natively on AMDGPU and NVPTX; everything else is rewritten.
+/// Ops LLVM lowers natively on AMDGPU and NVPTX; everything else is rewritten. f32 exp2 is
+/// one instruction on both (v_exp_f32, ex2.approx.f32); narrower exp2 is computed in f32.
 bool hasNativeInstruction(StringRef name) {
+  name.consume_front("math."); // the pattern populators name ops with their dialect
   return llvm::is_contained({"sqrt", "absf", "absi", "floor", "ceil", "fma", "copysign", "roundeven", "trunc"}, name);
 }
+
+bool isF32(Type type) { return getElementTypeOrSelf(type).isF32(); }
+
+/// f32 exp(x) = 2^(x log2 e) on the hardware's exp2, a few instructions instead of a
+/// polynomial. The product's rounding error (x·log2 e - hi, plus log2 e's own) would cost up
+/// to |x|·2^-24 relative, so it is carried as lo and applied as 2^hi · (1 + lo·ln 2).
+struct ExpThroughExp2 : OpRewritePattern<math::ExpOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::ExpOp op, PatternRewriter &rw) const override {
+    Type type = op.getType();
+    if (!isF32(type))
+      return failure();
+    Location loc = op.getLoc();
+    auto constant = [&](double v) -> Value {
+      Attribute value = rw.getF32FloatAttr(float(v));
+      if (auto shaped = dyn_cast<ShapedType>(type))
+        value = DenseElementsAttr::get(shaped, value);
+      return arith::ConstantOp::create(rw, loc, type, cast<TypedAttr>(value));
+    };
+    const float log2eHi = float(M_LOG2E);
+    const double log2eLo = M_LOG2E - double(log2eHi);
+    Value x = op.getOperand();
+    Value hi = arith::MulFOp::create(rw, loc, x, constant(log2eHi));
+    Value productError = math::FmaOp::create(rw, loc, x, constant(log2eHi), arith::NegFOp::create(rw, loc, hi));
+    Value lo = math::FmaOp::create(rw, loc, x, constant(log2eLo), productError);
+    Value e = math::Exp2Op::create(rw, loc, hi);
+    Value corrected = math::FmaOp::create(rw, loc, e, arith::MulFOp::create(rw, loc, lo, constant(M_LN2)), e);
+    // Where 2^hi is 0, infinite or NaN (|hi| >= 126), the correction would only make NaNs.
+    Value finite = arith::CmpFOp::create(rw, loc, arith::CmpFPredicate::OLT, math::AbsFOp::create(rw, loc, hi),
+                                         constant(126.0));
+    rw.replaceOpWithNewOp<arith::SelectOp>(op, finite, corrected, e);
+    return success();
+  }
+};
 
 struct LowerGPUMath : wavetile::impl::LowerGPUMathBase<LowerGPUMath> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     math::populateExpansionPatterns(patterns);
-    auto approximate = [](StringRef name) { return !hasNativeInstruction(name); };
-    populateMathF32ExpansionPatterns(patterns, approximate);
-    populateMathPolynomialApproximationPatterns(patterns, approximate);
+    // f16/bf16 go through f32 for everything without a native instruction; f32 exp stays
+    // for the second step (the expansions would turn its exp2 back into exp).
+    populateMathF32ExpansionPatterns(patterns, [](StringRef name) { return !hasNativeInstruction(name); });
+    populateMathPolynomialApproximationPatterns(
+        patterns, [](StringRef name) { return !hasNativeInstruction(name) && name != "math.exp" && name != "exp"; });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    RewritePatternSet exp(&getContext());
+    exp.add<ExpThroughExp2>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(exp))))
       return signalPassFailure();
     // Anything still a math op without a native instruction would become a library call.
     WalkResult leftover = getOperation()->walk([&](Operation *op) {
       if (op->getDialect() && op->getDialect()->getNamespace() == "math" &&
-          !hasNativeInstruction(op->getName().stripDialect())) {
+          !hasNativeInstruction(op->getName().stripDialect()) &&
+          !(isa<math::Exp2Op>(op) && isF32(op->getResult(0).getType()))) {
         op->emitOpError() << "has no native GPU instruction and no approximation; it would need a "
                              "vendor device library";
         return WalkResult::interrupt();

@@ -1,9 +1,10 @@
 // wavetile-gpu-math: transcendental math becomes arithmetic (no device library calls later);
-// ops with native instructions stay.
+// ops with native instructions stay. f32 exp goes through the hardware's exp2 with the
+// product's rounding error carried along.
 // RUN: %wavetile-opt %s -split-input-file -wavetile-gpu-math -verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @approximated
-// CHECK-NOT:     math.exp
+// CHECK-NOT:     math.exp {{.*}}
 // CHECK-NOT:     math.log
 // CHECK-NOT:     math.tanh
 // CHECK-NOT:     math.erf
@@ -21,4 +22,22 @@ func.func @approximated(%x: vector<4xf32>, %h: bf16) -> (vector<4xf32>, vector<4
   %f = math.floor %x : vector<4xf32>
   %b = math.exp %h : bf16
   return %e, %l, %t, %r, %q, %s, %f, %b : vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, bf16
+}
+
+// -----
+
+// CHECK-LABEL: func.func @exp_through_exp2
+// CHECK-SAME:    (%[[X:.*]]: vector<4xf32>)
+// CHECK:         %[[HI:.*]] = arith.mulf %[[X]], %[[LOG2E:.*]] : vector<4xf32>
+// CHECK:         %[[NEG:.*]] = arith.negf %[[HI]]
+// CHECK:         %[[ERR:.*]] = math.fma %[[X]], %[[LOG2E]], %[[NEG]]
+// CHECK:         %[[LO:.*]] = math.fma %[[X]], %{{.*}}, %[[ERR]]
+// CHECK:         %[[E:.*]] = math.exp2 %[[HI]] : vector<4xf32>
+// CHECK:         %[[SCALED:.*]] = arith.mulf %[[LO]]
+// CHECK:         %[[FIXED:.*]] = math.fma %[[E]], %[[SCALED]], %[[E]]
+// CHECK:         %[[FINITE:.*]] = arith.cmpf olt
+// CHECK:         arith.select %[[FINITE]], %[[FIXED]], %[[E]]
+func.func @exp_through_exp2(%x: vector<4xf32>) -> vector<4xf32> {
+  %e = math.exp %x : vector<4xf32>
+  return %e : vector<4xf32>
 }
