@@ -221,6 +221,37 @@ def bench_silu_and_mul():
              moved_bytes=lambda m, n: 6 * m * n, copy_bytes=lambda m, n: 3 * m * n)
 
 
+def f32_accuracy():
+    """The f32 forms of every op against float64 torch references (exp, erf and tanh lowered
+    for the GPU without device libraries), with the host tests' tolerance."""
+    global failures
+    report("## f32 accuracy against float64 references")
+    report("")
+    report("| op | max error / max(1, abs(reference)) | status |")
+    report("|---|---|---|")
+    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    x32 = torch.rand(64, 2 * 4099, device="cuda", generator=g) * 18 - 9  # as the host tests
+    xr = x32.double()  # references from the f32 inputs the kernels see
+    gate, up = xr[:, :4099], xr[:, 4099:]
+    sig = torch.sigmoid
+    clamped = gate.clamp(max=7.0)
+    refs = {
+        "silu_and_mul": gate * sig(gate) * up,
+        "gelu_and_mul": 0.5 * gate * (1 + torch.erf(gate / 2 ** 0.5)) * up,
+        "gelu_tanh_and_mul": 0.5 * gate * (1 + torch.tanh((2 / torch.pi) ** 0.5 * (gate + 0.044715 * gate ** 3))) * up,
+        "swiglu": clamped * sig(1.702 * clamped) * (up.clamp(-7.0, 7.0) + 1),
+    }
+    for name, ref in refs.items():
+        out = torch.full((64, 4099), float("nan"), device="cuda")
+        getattr(ops, name)(out, x32)
+        err = ((out.double() - ref).abs() / ref.abs().clamp(min=1.0)).max().item()
+        ok = err <= 4e-6
+        failures += not ok
+        results.append({"op": name, "f32_max_rel_err": err, "ok": ok})
+        report(f"| {name} | {err:.2e} | {'PASS' if ok else 'FAIL'} |")
+    report("")
+
+
 def main():
     props = torch.cuda.get_device_properties(0)
     report(f"# wavetile.ops on {props.name}")
@@ -228,6 +259,7 @@ def main():
     report(f"torch {torch.__version__}, triton {triton.__version__}, Wavetile target "
            f"{wavetile.jit._gpu(torch.cuda.current_device()).device.target}")
     report("")
+    f32_accuracy()
     bench_rmsnorm()
     bench_silu_and_mul()
     report(f"numerics: {len([r for r in results if 'ok' in r]) - failures} passed, {failures} failed")

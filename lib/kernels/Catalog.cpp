@@ -14,6 +14,7 @@ using namespace wavetile::ops;
 
 const char *wavetile::ops::opCatalogHelp() {
   return "rmsnorm2d_fwd:DTYPE:N[:gemma][:t5][:a16], rmsnorm2d_fwd_with_add:DTYPE:N[:gemma][:t5][:a16], "
+         "layernorm2d_fwd[_with_add]:DTYPE:N[:a16], "
          "silu_and_mul|gelu_and_mul|gelu_tanh_and_mul|swiglu:DTYPE:D[:a16] (DTYPE f32, f16 or bf16; D the "
          "output width; a16: 16-byte aligned pointers and rows)";
 }
@@ -50,14 +51,15 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     return true;
   };
   std::unique_ptr<Module> module;
-  if (parts[0] == "rmsnorm2d_fwd" || parts[0] == "rmsnorm2d_fwd_with_add") {
-    RmsNormSpec norm{*dtype, hidden, parts[0] == "rmsnorm2d_fwd_with_add"};
-    norm.gemma = takeFlag("gemma");
-    norm.modelSensitive = takeFlag("t5");
+  bool rms = parts[0].starts_with("rmsnorm2d_fwd"), layer = parts[0].starts_with("layernorm2d_fwd");
+  if ((rms || layer) && (parts[0].ends_with("_fwd") || parts[0].ends_with("_fwd_with_add"))) {
+    NormSpec norm{rms ? NormKind::RMS : NormKind::Layer, *dtype, hidden, parts[0].ends_with("_with_add")};
+    norm.gemma = rms && takeFlag("gemma");
+    norm.modelSensitive = rms && takeFlag("t5");
     norm.vectorAligned = takeFlag("a16");
     norm.warpSize = OpRuntime::warpSizeOf(target);
     if (flags.empty())
-      return buildRmsNorm(norm, error);
+      return buildNorm(norm, error);
   } else {
     std::optional<GatedActivation> kind;
     for (GatedActivation k : {GatedActivation::Silu, GatedActivation::Gelu, GatedActivation::GeluTanh,

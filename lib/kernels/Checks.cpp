@@ -94,12 +94,12 @@ bool ArgumentChecker::flag(const char *name, int value) const {
   return fail(name, "must be 0 or 1, got " + std::to_string(value));
 }
 
-bool wavetile::ops::within2GiB(std::initializer_list<const TensorRef *> tensors) {
+bool wavetile::ops::within2GiB(const std::vector<const TensorRef *> &tensors) {
   return std::all_of(tensors.begin(), tensors.end(),
                      [](const TensorRef *t) { return t->extentBytes() <= uint64_t(INT32_MAX); });
 }
 
-bool wavetile::ops::vectorAligned(std::initializer_list<const TensorRef *> tensors) {
+bool wavetile::ops::vectorAligned(const std::vector<const TensorRef *> &tensors) {
   for (const TensorRef *t : tensors) {
     int64_t bytes = bitWidth(t->dtype) / 8;
     if (reinterpret_cast<uintptr_t>(t->data) % 16 || (t->rank() == 2 && (t->strides[0] * bytes) % 16))

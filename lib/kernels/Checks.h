@@ -18,11 +18,11 @@ inline constexpr std::initializer_list<DType> kNormDTypes = {DType::f32, DType::
 
 /// Whether every tensor starts 16-byte aligned and its rows do too (what lets kernels drop
 /// run-time alignment checks; part of a specialization).
-bool vectorAligned(std::initializer_list<const TensorRef *> tensors);
+bool vectorAligned(const std::vector<const TensorRef *> &tensors);
 
 /// Whether every tensor lies within 2 GiB of its start: kernels may then address it through
 /// AMD buffer resources (Reach::within2GiB; part of a specialization).
-bool within2GiB(std::initializer_list<const TensorRef *> tensors);
+bool within2GiB(const std::vector<const TensorRef *> &tensors);
 
 class ArgumentChecker {
 public:

@@ -1,8 +1,11 @@
-//===- Norms.cpp - RMSNorm kernels and their dispatch ---------------------===//
+//===- Norms.cpp - RMSNorm and LayerNorm kernels and their dispatch -------===//
 
 #include "wavetile/ops/Norms.h"
 
 #include "Checks.h"
+
+#include <functional>
+#include <optional>
 
 using namespace wavetile;
 using namespace wavetile::dsl;
@@ -11,8 +14,8 @@ using namespace wavetile::ops;
 namespace {
 
 /// Rows up to this many elements are read once and kept in registers (at most 512 threads,
-/// 32 elements each); longer rows are walked twice in chunks of this size (the second pass
-/// mostly hits L2).
+/// 32 elements each); longer rows are walked in chunks, once per statistic and once for the
+/// output (the later passes mostly hit L2).
 constexpr int64_t kSinglePassElements = 16384;
 
 int64_t nextPowerOfTwo(int64_t n) {
@@ -24,15 +27,22 @@ int64_t nextPowerOfTwo(int64_t n) {
 
 } // namespace
 
-std::string RmsNormSpec::key() const {
-  return std::string("rmsnorm2d/") + dtypeName(dtype) + "/n" + std::to_string(hidden) + (withAdd ? "/add" : "") +
-         (gemma ? "/gemma" : "") + (modelSensitive ? "/t5" : "") + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
+std::string NormSpec::name() const {
+  return std::string(kind == NormKind::RMS ? "rmsnorm2d_fwd" : "layernorm2d_fwd") + (withAdd ? "_with_add" : "");
 }
 
-std::unique_ptr<Module> wavetile::ops::buildRmsNorm(const RmsNormSpec &spec, std::string *error) {
+std::string NormSpec::key() const {
+  return name() + "/" + dtypeName(dtype) + "/n" + std::to_string(hidden) + (gemma ? "/gemma" : "") +
+         (modelSensitive ? "/t5" : "") + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") +
+         (within2GiB ? "" : "/far");
+}
+
+std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::string *error) {
   const int64_t n = spec.hidden;
   const bool singlePass = n <= kSinglePassElements;
-  const int64_t block = singlePass ? nextPowerOfTwo(n) : kSinglePassElements;
+  // Chunks of long rows are half a single pass: their accumulators stay in registers.
+  const int64_t block = singlePass ? nextPowerOfTwo(n) : kSinglePassElements / 2;
+  const bool layer = spec.kind == NormKind::Layer;
   ModuleBuilder mb;
   {
     // One program per row; threads enough that each holds two 16-byte vectors (more
@@ -40,7 +50,7 @@ std::unique_ptr<Module> wavetile::ops::buildRmsNorm(const RmsNormSpec &spec, std
     KernelOptions options;
     options.numWarps = int(std::clamp<int64_t>(block * (bitWidth(spec.dtype) / 8) / 32, spec.warpSize, 512) /
                            spec.warpSize);
-    auto k = mb.kernel(spec.withAdd ? "rmsnorm2d_fwd_with_add" : "rmsnorm2d_fwd", options);
+    auto k = mb.kernel(spec.name(), options);
     k.param("BLOCK", block);
     const DType dt = spec.dtype;
     const Reach reach = spec.within2GiB ? Reach::within2GiB : Reach::unbounded;
@@ -53,15 +63,21 @@ std::unique_ptr<Module> wavetile::ops::buildRmsNorm(const RmsNormSpec &spec, std
       }
       return t;
     };
+    auto vector = [&](const std::string &name) {
+      Tensor t = k.tensor(name, dt, {Dim::fixed(n)}, /*contiguous=*/true, reach);
+      if (spec.vectorAligned)
+        k.assumeAligned(t.pointer, 16);
+      return t;
+    };
     Tensor out = rows("out"), input = rows("input");
-    std::optional<Tensor> residualIn, residualOut;
+    std::optional<Tensor> residualIn, residualOut, bias;
     if (spec.withAdd) {
       residualIn = rows("residual_in");
       residualOut = rows("residual_out");
     }
-    Tensor weight = k.tensor("weight", dt, {Dim::fixed(n)}, /*contiguous=*/true, reach);
-    if (spec.vectorAligned)
-      k.assumeAligned(weight.pointer, 16);
+    Tensor weight = vector("weight");
+    if (layer)
+      bias = vector("bias");
     Value epsilon = k.scalar("epsilon", DType::f32);
     Value row = programId(0);
     Value columns = arange(0, block);
@@ -76,31 +92,74 @@ std::unique_ptr<Module> wavetile::ops::buildRmsNorm(const RmsNormSpec &spec, std
       store(*residualOut, {row, c}, sum);
       return sum.to(DType::f32);
     };
-    auto normalize = [&](Value c, Value x, Value invRms) {
-      Value y = x * invRms;
+    // out = (x - mean) * scale * w (+ b): RMSNorm has no mean.
+    auto normalize = [&](Value c, Value x, std::optional<Value> mean, Value scale) {
+      Value y = (mean ? x - *mean : x) * scale;
       if (spec.modelSensitive)
         y = y.to(dt).to(DType::f32);
       Value w = load(weight, {c}).to(DType::f32);
       if (spec.gemma)
         w = w + 1.0;
-      store(out, {row, c}, (y * w).to(dt));
+      y = y * w;
+      if (bias)
+        y = y + load(*bias, {c}).to(DType::f32);
+      store(out, {row, c}, y.to(dt));
     };
-    auto invRmsOf = [&](Value squares) {
-      return rsqrt(squares.sum(0) / double(n) + epsilon);
+    // RMSNorm: scale = rsqrt(mean(x^2) + eps). LayerNorm: a first mean m0, then the
+    // deviations d = x - m0 of the columns inside the row (padding lanes read 0, so their d
+    // is not 0 and must not count); the corrected two-pass formulas mean = m0 + sum(d)/n,
+    // var = (sum(d^2) - sum(d)^2/n)/n remove the first mean's rounding error.
+    auto deviation = [&](Value c, Value x, const std::optional<Value> &m0) {
+      return where(c < n, x - *m0, 0.0);
+    };
+    auto statistics = [&](Value sumD, Value sumD2) {
+      Value mean = sumD / double(n);
+      return std::make_pair(mean, rsqrt((sumD2 / double(n) - mean * mean) + epsilon));
     };
     if (singlePass) {
       Value x = readRow(columns, true);
-      normalize(columns, x, invRmsOf(x * x));
+      if (!layer) {
+        normalize(columns, x, std::nullopt, rsqrt((x * x).sum(0) / double(n) + epsilon));
+      } else {
+        std::optional<Value> m0 = x.sum(0) / double(n);
+        Value d = deviation(columns, x, m0);
+        auto [shift, scale] = statistics(d.sum(0), (d * d).sum(0));
+        normalize(columns, x, *m0 + shift, scale);
+      }
     } else {
-      Value squares = forRange(0, n, block, {zeros({block}, DType::f32)},
-                               [&](Value c0, const std::vector<Value> &acc) {
-                                 Value x = readRow(c0 + columns, true);
-                                 return std::vector<Value>{acc[0] + x * x};
-                               })[0];
-      Value invRms = invRmsOf(squares);
+      // Long rows: for LayerNorm the first mean, then the sums, then the output.
+      std::optional<Value> m0;
+      if (layer)
+        m0 = forRange(0, n, block, {zeros({block}, DType::f32)},
+                      [&](Value c0, const std::vector<Value> &acc) {
+                        return std::vector<Value>{acc[0] + readRow(c0 + columns, true)};
+                      })[0]
+                 .sum(0) /
+             double(n);
+      // RMSNorm sums x^2; LayerNorm sums d^2 and d.
+      std::vector<Value> init{zeros({block}, DType::f32)};
+      if (layer)
+        init.push_back(zeros({block}, DType::f32));
+      auto sums = forRange(0, n, block, init, [&](Value c0, const std::vector<Value> &acc) {
+        Value c = c0 + columns;
+        Value x = readRow(c, !layer);
+        if (!layer)
+          return std::vector<Value>{acc[0] + x * x};
+        Value d = deviation(c, x, m0);
+        return std::vector<Value>{acc[0] + d * d, acc[1] + d};
+      });
+      std::optional<Value> mean;
+      Value scale;
+      if (layer) {
+        auto [shift, s] = statistics(sums[1].sum(0), sums[0].sum(0));
+        mean = *m0 + shift;
+        scale = s;
+      } else {
+        scale = rsqrt(sums[0].sum(0) / double(n) + epsilon);
+      }
       forRange(0, n, block, {}, [&](Value c0, const std::vector<Value> &) {
         Value c = c0 + columns;
-        normalize(c, readRow(c, false), invRms);
+        normalize(c, readRow(c, false), mean, scale);
         return std::vector<Value>{};
       });
     }
@@ -110,26 +169,44 @@ std::unique_ptr<Module> wavetile::ops::buildRmsNorm(const RmsNormSpec &spec, std
 
 namespace {
 
-bool launchRmsNorm(OpRuntime &rt, const char *op, RmsNormSpec spec, const TensorRef &out,
-                   const TensorRef &input, const TensorRef *residualIn, const TensorRef *residualOut,
-                   const TensorRef &weight, float epsilon, std::string *error) {
+bool launchNorm(OpRuntime &rt, NormSpec spec, const TensorRef &out, const TensorRef &input,
+                const TensorRef *residualIn, const TensorRef *residualOut, const TensorRef &weight,
+                const TensorRef *bias, float epsilon, std::string *error) {
   int64_t m = input.shape[0];
   if (m == 0)
     return true;
+  std::vector<const TensorRef *> tensors{&out, &input, &weight};
+  for (const TensorRef *t : {residualIn, residualOut, bias})
+    if (t)
+      tensors.push_back(t);
   spec.warpSize = rt.warpSize();
-  spec.vectorAligned = residualIn ? vectorAligned({&out, &input, &weight, residualIn, residualOut})
-                                  : vectorAligned({&out, &input, &weight});
-  spec.within2GiB = residualIn ? within2GiB({&out, &input, &weight, residualIn, residualOut})
-                               : within2GiB({&out, &input, &weight});
+  spec.vectorAligned = vectorAligned(tensors);
+  spec.within2GiB = within2GiB(tensors);
   NamedArgs args;
   args.tensor("out", out).tensor("input", input).tensor("weight", weight).f32("epsilon", epsilon);
   if (residualIn)
     args.tensor("residual_in", *residualIn).tensor("residual_out", *residualOut);
+  if (bias)
+    args.tensor("bias", *bias);
   std::string launchError;
-  if (!rt.launch(spec.key(), [&](std::string *e) { return buildRmsNorm(spec, e); },
-                 spec.withAdd ? "rmsnorm2d_fwd_with_add" : "rmsnorm2d_fwd", {uint32_t(m), 1, 1}, args, &launchError))
-    return opError(error, op, launchError);
+  if (!rt.launch(spec.key(), [&](std::string *e) { return buildNorm(spec, e); }, spec.name(), {uint32_t(m), 1, 1},
+                 args, &launchError))
+    return opError(error, spec.name(), launchError);
   return true;
+}
+
+/// The checks every norm makes: rows in, rows out like them, a weight (and bias) vector,
+/// residuals like the input for the fused add.
+bool checkNorm(const ArgumentChecker &check, const TensorRef &out, const TensorRef &input,
+               const TensorRef *residualIn, const TensorRef *residualOut, const TensorRef &weight,
+               const TensorRef *bias) {
+  if (!check.rows("input", input, kNormDTypes) || !check.sameAs("out", out, input))
+    return false;
+  if (residualIn && (!check.sameAs("residual_in", *residualIn, input) ||
+                     !check.sameAs("residual_out", *residualOut, input)))
+    return false;
+  return check.vector("weight", weight, input.dtype, input.shape[1]) &&
+         (!bias || check.vector("bias", *bias, input.dtype, input.shape[1]));
 }
 
 } // namespace
@@ -137,27 +214,43 @@ bool launchRmsNorm(OpRuntime &rt, const char *op, RmsNormSpec spec, const Tensor
 bool wavetile::ops::rmsnorm2d_fwd(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
                                   const TensorRef &weight, float epsilon, int useModelSensitiveRmsnorm,
                                   std::string *error, bool gemmaNorm) {
-  const char *op = "rmsnorm2d_fwd";
-  ArgumentChecker check(op, error);
-  if (!check.rows("input", input, kNormDTypes) || !check.sameAs("out", out, input) ||
-      !check.vector("weight", weight, input.dtype, input.shape[1]) || !check.flag("use_model_sensitive_rmsnorm",
-                                                                                   useModelSensitiveRmsnorm))
+  ArgumentChecker check("rmsnorm2d_fwd", error);
+  if (!checkNorm(check, out, input, nullptr, nullptr, weight, nullptr) ||
+      !check.flag("use_model_sensitive_rmsnorm", useModelSensitiveRmsnorm))
     return false;
-  RmsNormSpec spec{input.dtype, input.shape[1], false, gemmaNorm, useModelSensitiveRmsnorm == 1};
-  return launchRmsNorm(rt, op, spec, out, input, nullptr, nullptr, weight, epsilon, error);
+  NormSpec spec{NormKind::RMS, input.dtype, input.shape[1], false, gemmaNorm, useModelSensitiveRmsnorm == 1};
+  return launchNorm(rt, spec, out, input, nullptr, nullptr, weight, nullptr, epsilon, error);
 }
 
 bool wavetile::ops::rmsnorm2d_fwd_with_add(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
                                            const TensorRef &residualIn, const TensorRef &residualOut,
                                            const TensorRef &weight, float epsilon, bool gemmaNorm,
                                            int useModelSensitiveRmsnorm, std::string *error) {
-  const char *op = "rmsnorm2d_fwd_with_add";
-  ArgumentChecker check(op, error);
-  if (!check.rows("input", input, kNormDTypes) || !check.sameAs("out", out, input) ||
-      !check.sameAs("residual_in", residualIn, input) || !check.sameAs("residual_out", residualOut, input) ||
-      !check.vector("weight", weight, input.dtype, input.shape[1]) ||
+  ArgumentChecker check("rmsnorm2d_fwd_with_add", error);
+  if (!checkNorm(check, out, input, &residualIn, &residualOut, weight, nullptr) ||
       !check.flag("use_model_sensitive_rmsnorm", useModelSensitiveRmsnorm))
     return false;
-  RmsNormSpec spec{input.dtype, input.shape[1], true, gemmaNorm, useModelSensitiveRmsnorm == 1};
-  return launchRmsNorm(rt, op, spec, out, input, &residualIn, &residualOut, weight, epsilon, error);
+  NormSpec spec{NormKind::RMS, input.dtype, input.shape[1], true, gemmaNorm, useModelSensitiveRmsnorm == 1};
+  return launchNorm(rt, spec, out, input, &residualIn, &residualOut, weight, nullptr, epsilon, error);
+}
+
+bool wavetile::ops::layernorm2d_fwd(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
+                                    const TensorRef &weight, const TensorRef &bias, float epsilon,
+                                    std::string *error) {
+  ArgumentChecker check("layernorm2d_fwd", error);
+  if (!checkNorm(check, out, input, nullptr, nullptr, weight, &bias))
+    return false;
+  NormSpec spec{NormKind::Layer, input.dtype, input.shape[1]};
+  return launchNorm(rt, spec, out, input, nullptr, nullptr, weight, &bias, epsilon, error);
+}
+
+bool wavetile::ops::layernorm2d_fwd_with_add(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
+                                             const TensorRef &residualIn, const TensorRef &residualOut,
+                                             const TensorRef &weight, const TensorRef &bias, float epsilon,
+                                             std::string *error) {
+  ArgumentChecker check("layernorm2d_fwd_with_add", error);
+  if (!checkNorm(check, out, input, &residualIn, &residualOut, weight, &bias))
+    return false;
+  NormSpec spec{NormKind::Layer, input.dtype, input.shape[1], true};
+  return launchNorm(rt, spec, out, input, &residualIn, &residualOut, weight, &bias, epsilon, error);
 }

@@ -83,6 +83,20 @@ void bindOps(py::module_ &m) {
       return false;
     });
   });
+  m.def("layernorm2d_fwd", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input,
+                              const PyTensor &weight, const PyTensor &bias, float epsilon) {
+    run(rt, stream, [&](OpRuntime &r, std::string *e) {
+      return layernorm2d_fwd(r, tensorOf(out), tensorOf(input), tensorOf(weight), tensorOf(bias), epsilon, e);
+    });
+  });
+  m.def("layernorm2d_fwd_with_add",
+        [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input, const PyTensor &residualIn,
+           const PyTensor &residualOut, const PyTensor &weight, const PyTensor &bias, float epsilon) {
+          run(rt, stream, [&](OpRuntime &r, std::string *e) {
+            return layernorm2d_fwd_with_add(r, tensorOf(out), tensorOf(input), tensorOf(residualIn),
+                                            tensorOf(residualOut), tensorOf(weight), tensorOf(bias), epsilon, e);
+          });
+        });
   m.def("rmsnorm2d_fwd_with_add",
         [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input, const PyTensor &residualIn,
            const PyTensor &residualOut, const PyTensor &weight, float epsilon, bool gemma, int modelSensitive) {

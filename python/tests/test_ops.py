@@ -150,3 +150,33 @@ def test_gated_activation_errors():
         ops.silu_and_mul(np.zeros((2, 3), np.float32), np.zeros((2, 7), np.float32))
     with pytest.raises(ops.OpError, match="swiglu: 'out' has shape \\[2, 4\\]; expected \\[2, 3\\]"):
         ops.swiglu(np.zeros((2, 4), np.float32), np.zeros((2, 6), np.float32))
+
+
+@pytest.mark.parametrize("dtype,m,n", [("bf16", 7, 4096), ("float16", 2, 20000), ("float32", 3, 33)])
+def test_layernorm2d_fwd(dtype, m, n):
+    rng = _rng(m, n, 11)
+    x, xf = _padded(m, n, dtype, rng.uniform(1, 5, (m, n)))  # an offset mean: no cancellation allowed
+    w, wf = _encode(rng.uniform(0.5, 1.5, n), dtype)
+    b, bf = _encode(rng.uniform(-0.5, 0.5, n), dtype)
+    out = ops.layernorm2d_fwd(x, w, b, 1e-5)
+    xd = xf.astype(np.float64)
+    mean = xd.mean(axis=1, keepdims=True)
+    expected = (xd - mean) / np.sqrt(((xd - mean) ** 2).mean(axis=1, keepdims=True) + 1e-5) * wf + bf
+    _check(_decode(out, dtype), expected, dtype)
+
+
+def test_layernorm2d_fwd_with_add():
+    m, n = 5, 3000
+    rng = _rng(m, n, 12)
+    x, xf = _padded(m, n, "bf16", rng.uniform(-2, 2, (m, n)))
+    r, rf = _padded(m, n, "bf16", rng.uniform(-2, 2, (m, n)))
+    w, wf = _encode(rng.uniform(0.5, 1.5, n), "bf16")
+    b, bf = _encode(rng.uniform(-0.5, 0.5, n), "bf16")
+    poison = _encode(np.full((m, n), np.nan), "bf16")[0]
+    out, residual_out = poison.copy(), poison.copy()
+    ops.layernorm2d_fwd_with_add(out, x, r, residual_out, w, b, 1e-5)
+    summed = _round(xf.astype(np.float64) + rf, "bf16")
+    np.testing.assert_array_equal(_decode(residual_out, "bf16"), summed.astype(np.float32))
+    mean = summed.mean(axis=1, keepdims=True)
+    expected = (summed - mean) / np.sqrt(((summed - mean) ** 2).mean(axis=1, keepdims=True) + 1e-5) * wf + bf
+    _check(_decode(out, "bf16"), expected, "bf16")

@@ -76,6 +76,24 @@ def rmsnorm2d_fwd_with_add(out, input, residual_in, residual_out, weight, epsilo
                               use_model_sensitive_rmsnorm)
 
 
+def layernorm2d_fwd(input, weight, bias, epsilon=1e-5):
+    """LayerNorm of each row: (x - mean) * rsqrt(var + epsilon) * weight + bias."""
+    out = _empty_like(input)
+    runtime, stream = _runtime(out, input, weight, bias)
+    _C.layernorm2d_fwd(runtime, stream, _tensor(out), _tensor(input), _tensor(weight), _tensor(bias), epsilon)
+    return out
+
+
+layer_norm = layernorm2d_fwd
+
+
+def layernorm2d_fwd_with_add(out, input, residual_in, residual_out, weight, bias, epsilon):
+    """residual_out = input + residual_in; out = LayerNorm(residual_out)."""
+    runtime, stream = _runtime(out, input, residual_in, residual_out, weight, bias)
+    _C.layernorm2d_fwd_with_add(runtime, stream, _tensor(out), _tensor(input), _tensor(residual_in),
+                                _tensor(residual_out), _tensor(weight), _tensor(bias), epsilon)
+
+
 def _gated(name, out, input, limit=7.0, alpha=1.702):
     runtime, stream = _runtime(out, input)
     _C.gated_activation(runtime, stream, name, _tensor(out), _tensor(input), limit, alpha)

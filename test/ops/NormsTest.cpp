@@ -42,29 +42,35 @@ protected:
   }
 
   /// Runs one variant on fresh data and compares every element with the reference.
-  void check(bool withAdd, bool gemma, bool t5) {
+  void check(bool withAdd, bool gemma, bool t5, bool layer = false) {
     auto [m, n, dtype] = GetParam();
     int64_t stride = n + 3; // rows are padded: the kernel must use the stride
     std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<float> value(-2.f, 2.f), scale(0.5f, 1.5f);
-    Buffer input(dtype, m * stride), residualIn(dtype, m * stride), weight(dtype, n);
+    // LayerNorm inputs sit on an offset, which a mean/variance cancellation would expose.
+    std::uniform_real_distribution<float> value(layer ? 1.f : -2.f, layer ? 5.f : 2.f), scale(0.5f, 1.5f);
+    Buffer input(dtype, m * stride), residualIn(dtype, m * stride), weight(dtype, n), bias(dtype, n);
     for (size_t i = 0; i < input.size(); ++i) {
       input.set(i, value(rng));
       residualIn.set(i, value(rng));
     }
-    for (size_t i = 0; i < weight.size(); ++i)
+    for (size_t i = 0; i < weight.size(); ++i) {
       weight.set(i, gemma ? value(rng) * 0.25f : scale(rng));
+      bias.set(i, scale(rng) - 1.f);
+    }
     Buffer out(dtype, m * stride), residualOut(dtype, m * stride);
     out.poison();
     residualOut.poison();
     auto rows = [&](Buffer &b) { return TensorRef{b.data(), dtype, {m, n}, {stride, 1}}; };
     const float epsilon = 1e-5f;
     std::string error;
-    bool ok = withAdd ? rmsnorm2d_fwd_with_add(*runtime, rows(out), rows(input), rows(residualIn), rows(residualOut),
-                                               TensorRef::contiguous(weight.data(), dtype, {n}), epsilon, gemma,
-                                               t5 ? 1 : 0, &error)
-                      : rmsnorm2d_fwd(*runtime, rows(out), rows(input), TensorRef::contiguous(weight.data(), dtype, {n}),
-                                      epsilon, t5 ? 1 : 0, &error, gemma);
+    TensorRef w = TensorRef::contiguous(weight.data(), dtype, {n}), b = TensorRef::contiguous(bias.data(), dtype, {n});
+    bool ok = layer && withAdd
+                  ? layernorm2d_fwd_with_add(*runtime, rows(out), rows(input), rows(residualIn), rows(residualOut), w,
+                                             b, epsilon, &error)
+              : layer ? layernorm2d_fwd(*runtime, rows(out), rows(input), w, b, epsilon, &error)
+              : withAdd ? rmsnorm2d_fwd_with_add(*runtime, rows(out), rows(input), rows(residualIn), rows(residualOut),
+                                                 w, epsilon, gemma, t5 ? 1 : 0, &error)
+                        : rmsnorm2d_fwd(*runtime, rows(out), rows(input), w, epsilon, t5 ? 1 : 0, &error, gemma);
     ASSERT_TRUE(ok) << error;
 
     // f32 outputs are checked to a relative 1e-5 (accumulation order differs); rounded
@@ -75,7 +81,7 @@ protected:
     int64_t bad = 0, inexact = 0;
     for (int64_t r = 0; r < m; ++r) {
       std::vector<double> x(n);
-      double squares = 0;
+      double squares = 0, mean = 0;
       for (int64_t c = 0; c < n; ++c) {
         size_t i = r * stride + c;
         x[c] = input.get(i);
@@ -85,15 +91,19 @@ protected:
             ADD_FAILURE() << "residual_out[" << r << ", " << c << "] = " << residualOut.get(i) << ", expected "
                           << x[c];
         }
-        squares += x[c] * x[c];
+        mean += x[c] / double(n);
       }
+      if (!layer)
+        mean = 0;
+      for (int64_t c = 0; c < n; ++c)
+        squares += (x[c] - mean) * (x[c] - mean);
       double invRms = 1.0 / std::sqrt(squares / double(n) + epsilon);
       for (int64_t c = 0; c < n; ++c) {
-        double y = x[c] * invRms;
+        double y = (x[c] - mean) * invRms;
         if (t5)
           y = input.round(float(y));
         double w = weight.get(c) + (gemma ? 1.0 : 0.0);
-        double expected = y * w, got = out.get(r * stride + c);
+        double expected = y * w + (layer ? bias.get(c) : 0.0), got = out.get(r * stride + c);
         double tolerance = dtype == DType::f32 ? 1e-5 * std::max(1.0, std::abs(expected))
                                                : ulp * std::max(1.0, std::abs(expected)) +
                                                      // T5: y's own rounding may flip, scaled by w
@@ -120,6 +130,8 @@ TEST_P(RmsNormTest, Plain) { check(false, false, false); }
 TEST_P(RmsNormTest, FusedAdd) { check(true, false, false); }
 TEST_P(RmsNormTest, GemmaFusedAdd) { check(true, true, false); }
 TEST_P(RmsNormTest, ModelSensitive) { check(false, false, true); }
+TEST_P(RmsNormTest, LayerNorm) { check(false, false, false, true); }
+TEST_P(RmsNormTest, LayerNormFusedAdd) { check(true, false, false, true); }
 
 // The row and hidden sizes: tails everywhere, one row of 65537 (two-pass).
 INSTANTIATE_TEST_SUITE_P(Host, RmsNormTest,
