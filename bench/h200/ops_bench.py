@@ -21,6 +21,10 @@ os.environ.setdefault("WAVETILE_CACHE_DIR", tempfile.mkdtemp(prefix="wavetile-ca
 
 import torch  # noqa: E402
 import triton  # noqa: E402
+
+# torch.compile specializes per shape (dynamic=False); past its default limit of 8 it would
+# silently fall back to eager for the remaining shapes.
+torch._dynamo.config.recompile_limit = 256
 import triton.language as tl  # noqa: E402
 
 import wavetile  # noqa: E402
@@ -175,6 +179,54 @@ def bench_rmsnorm():
 
 
 @triton.jit
+def _triton_layernorm(x, w, b, out, stride, n, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    v = tl.load(x + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+    mean = tl.sum(v, axis=0) / n
+    d = tl.where(mask, v - mean, 0.0)
+    inv = tl.rsqrt(tl.sum(d * d, axis=0) / n + eps)
+    wv = tl.load(w + cols, mask=mask, other=0.0).to(tl.float32)
+    bv = tl.load(b + cols, mask=mask, other=0.0).to(tl.float32)
+    tl.store(out + row * stride + cols, (d * inv * wv + bv).to(out.dtype.element_ty), mask=mask)
+
+
+def triton_layernorm(x, w, b, eps):
+    out = torch.empty_like(x)
+    m, n = x.shape
+    block = triton.next_power_of_2(n)
+    _triton_layernorm[(m,)](x, w, b, out, x.stride(0), n, eps, BLOCK=block,
+                            num_warps=min(max(block // 512, 1), 16))
+    return out
+
+
+def torch_layernorm(x, w, b, eps):
+    return torch.nn.functional.layer_norm(x, (x.shape[1],), w, b, eps)
+
+
+compiled_layernorm = torch.compile(torch_layernorm, dynamic=False)
+
+
+def bench_layernorm():
+    def make(m, n, g):
+        return (torch.randn(m, n, device="cuda", dtype=torch.bfloat16, generator=g) + 1,
+                torch.rand(n, device="cuda", dtype=torch.bfloat16, generator=g) + 0.5,
+                torch.rand(n, device="cuda", dtype=torch.bfloat16, generator=g) - 0.5)
+
+    def reference_ln(x, w, b):
+        return torch.nn.functional.layer_norm(x.float(), (x.shape[1],), w.float(), b.float(), EPS).to(x.dtype)
+    impls = {
+        "wavetile": lambda x, w, b: ops.layernorm2d_fwd(x, w, b, EPS),
+        "torch": lambda x, w, b: torch_layernorm(x, w, b, EPS),
+        "compile": lambda x, w, b: compiled_layernorm(x, w, b, EPS),
+        "triton": lambda x, w, b: triton_layernorm(x, w, b, EPS),
+    }
+    bench_op("layernorm2d_fwd", "N", make, impls, impls["wavetile"], reference_ln,
+             moved_bytes=lambda m, n: 4 * m * n, copy_bytes=lambda m, n: 2 * m * n)
+
+
+@triton.jit
 def _triton_silu_and_mul(x, out, x_stride, out_stride, d, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
@@ -261,6 +313,7 @@ def main():
     report("")
     f32_accuracy()
     bench_rmsnorm()
+    bench_layernorm()
     bench_silu_and_mul()
     report(f"numerics: {len([r for r in results if 'ok' in r]) - failures} passed, {failures} failed")
     with open(os.path.join(OUT, "ops_bench.md"), "w") as f:
@@ -278,8 +331,8 @@ def plot():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    for op in sorted({r["op"] for r in results if "ok" in r}):
-        rows = [r for r in results if r.get("op") == op and "ok" in r]
+    for op in sorted({r["op"] for r in results if "N" in r}):
+        rows = [r for r in results if r.get("op") == op and "N" in r]
         fig, axes = plt.subplots(1, len(NS), figsize=(4 * len(NS), 3.5), sharey=True)
         for ax, n in zip(axes, NS):
             sub = [r for r in rows if r["N"] == n]
