@@ -58,6 +58,7 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     norm.modelSensitive = rms && takeFlag("t5");
     norm.vectorAligned = takeFlag("a16");
     norm.warpSize = OpRuntime::warpSizeOf(target);
+    norm.sequentialReductions = target == "host";
     if (flags.empty())
       return buildNorm(norm, error);
   } else {

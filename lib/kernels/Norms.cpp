@@ -34,7 +34,7 @@ std::string NormSpec::name() const {
 std::string NormSpec::key() const {
   return name() + "/" + dtypeName(dtype) + "/n" + std::to_string(hidden) + (gemma ? "/gemma" : "") +
          (modelSensitive ? "/t5" : "") + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") +
-         (within2GiB ? "" : "/far");
+         (within2GiB ? "" : "/far") + (sequentialReductions ? "/seq" : "");
 }
 
 std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::string *error) {
@@ -107,8 +107,10 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
     };
     // RMSNorm: scale = rsqrt(mean(x^2) + eps). LayerNorm: a first mean m0, then the
     // deviations d = x - m0 of the columns inside the row (padding lanes read 0, so their d
-    // is not 0 and must not count); the corrected two-pass formulas mean = m0 + sum(d)/n,
-    // var = (sum(d^2) - sum(d)^2/n)/n remove the first mean's rounding error.
+    // is not 0 and must not count). Where reductions run sequentially (the host) and for
+    // long rows (chunked sums), the corrected two-pass formulas mean = m0 + sum(d)/n,
+    // var = (sum(d^2) - sum(d)^2/n)/n remove the first mean's rounding error; a GPU's tree
+    // reduction of a row in registers has little, and a third reduction costs time.
     auto deviation = [&](Value c, Value x, const std::optional<Value> &m0) {
       return where(c < n, x - *m0, 0.0);
     };
@@ -123,8 +125,12 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
       } else {
         std::optional<Value> m0 = x.sum(0) / double(n);
         Value d = deviation(columns, x, m0);
-        auto [shift, scale] = statistics(d.sum(0), (d * d).sum(0));
-        normalize(columns, x, *m0 + shift, scale);
+        if (spec.sequentialReductions) {
+          auto [shift, scale] = statistics(d.sum(0), (d * d).sum(0));
+          normalize(columns, x, *m0 + shift, scale);
+        } else {
+          normalize(columns, x, m0, rsqrt((d * d).sum(0) / double(n) + epsilon));
+        }
       }
     } else {
       // Long rows: for LayerNorm the first mean, then the sums, then the output.
@@ -180,6 +186,7 @@ bool launchNorm(OpRuntime &rt, NormSpec spec, const TensorRef &out, const Tensor
     if (t)
       tensors.push_back(t);
   spec.warpSize = rt.warpSize();
+  spec.sequentialReductions = rt.target() == "host";
   spec.vectorAligned = vectorAligned(tensors);
   spec.within2GiB = within2GiB(tensors);
   NamedArgs args;

@@ -47,6 +47,7 @@ struct NormSpec {
   bool vectorAligned = false;
   bool within2GiB = true; // every tensor within 2 GiB of its start (buffer resources on AMD)
   int64_t warpSize = 32;  // of the target: blocks give each thread 16-byte vectors
+  bool sequentialReductions = false; // the host: LayerNorm corrects its first mean
   /// The op and kernel name ("rmsnorm2d_fwd_with_add", ...).
   std::string name() const;
   std::string key() const;
