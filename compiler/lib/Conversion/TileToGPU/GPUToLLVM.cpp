@@ -9,6 +9,7 @@
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/GPUToROCDL/GPUToROCDLPass.h"
 #include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
@@ -24,6 +25,20 @@ namespace wavetile {
 using namespace mlir;
 
 namespace {
+/// An arith min/max that LLVM lowers natively on both backends, as its LLVM intrinsic.
+template <typename From, typename To>
+struct NativeMinMax : ConvertOpToLLVMPattern<From> {
+  using ConvertOpToLLVMPattern<From>::ConvertOpToLLVMPattern;
+  LogicalResult matchAndRewrite(From op, typename From::Adaptor adaptor,
+                                ConversionPatternRewriter &rw) const override {
+    Type type = this->getTypeConverter()->convertType(op.getType());
+    if (!type)
+      return failure();
+    rw.replaceOpWithNewOp<To>(op, type, adaptor.getLhs(), adaptor.getRhs());
+    return success();
+  }
+};
+
 /// Load-to-LDS instructions write LDS asynchronously; the backend would make every later
 /// LDS access wait for all of them (vmcnt(0)), including reads of the stage being computed
 /// while the next one is copied. Async copies are complete only after async_wait and a
@@ -90,8 +105,12 @@ struct ConvertGPUKernelsToLLVM : wavetile::impl::ConvertGPUKernelsToLLVMBase<Con
       populateGpuToROCDLConversionPatterns(converter, patterns, gpu::amd::Runtime::HIP, *chipset);
       populateAMDGPUToROCDLConversionPatterns(converter, patterns, *chipset); // amdgpu.mfma and friends
     }
-    else
+    else {
       populateGpuToNVVMConversionPatterns(converter, patterns);
+      // Those patterns turn minnum/maxnum into libdevice calls; PTX has them (min/max.f32).
+      patterns.add<NativeMinMax<arith::MinNumFOp, LLVM::MinNumOp>, NativeMinMax<arith::MaxNumFOp, LLVM::MaxNumOp>>(
+          converter, /*benefit=*/10);
+    }
 
     LLVMConversionTarget conversionTarget(*context);
     conversionTarget.addLegalDialect<ROCDL::ROCDLDialect, NVVM::NVVMDialect>();
