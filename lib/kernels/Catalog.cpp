@@ -4,6 +4,7 @@
 
 #include "wavetile/ops/Activations.h"
 #include "wavetile/ops/Norms.h"
+#include "wavetile/ops/Quant.h"
 
 #include <algorithm>
 
@@ -15,6 +16,8 @@ using namespace wavetile::ops;
 const char *wavetile::ops::opCatalogHelp() {
   return "rmsnorm2d_fwd:DTYPE:N[:gemma][:t5][:a16], rmsnorm2d_fwd_with_add:DTYPE:N[:gemma][:t5][:a16], "
          "layernorm2d_fwd[_with_add]:DTYPE:N[:a16], "
+         "dynamic_per_token_scaled_quant|static_per_tensor_quant:DTYPE:N[:out=f8E4M3FN|f8E4M3FNUZ|i8][:a16], "
+         "dynamic_per_group_scaled_quant:DTYPE:N:group=32|64|128[:out=...][:a16], "
          "silu_and_mul|gelu_and_mul|gelu_tanh_and_mul|swiglu:DTYPE:D[:a16] (DTYPE f32, f16 or bf16; D the "
          "output width; a16: 16-byte aligned pointers and rows)";
 }
@@ -61,6 +64,30 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     norm.sequentialReductions = target == "host";
     if (flags.empty())
       return buildNorm(norm, error);
+  } else if (parts[0] == "dynamic_per_token_scaled_quant" || parts[0] == "dynamic_per_group_scaled_quant" ||
+             parts[0] == "static_per_tensor_quant") {
+    QuantSpec quant{parts[0] == "dynamic_per_token_scaled_quant"   ? QuantMode::PerToken
+                    : parts[0] == "dynamic_per_group_scaled_quant" ? QuantMode::PerGroup
+                                                                   : QuantMode::StaticPerTensor,
+                    *dtype, DType::f8E4M3FN, hidden};
+    for (auto it = flags.begin(); it != flags.end();) {
+      std::string_view flag = *it;
+      if (flag.starts_with("out=") && dsl::parseDType(flag.substr(4)) && quantMax(*dsl::parseDType(flag.substr(4))))
+        quant.output = *dsl::parseDType(flag.substr(4));
+      else if (flag.starts_with("group="))
+        quant.group = std::atoi(std::string(flag.substr(6)).c_str());
+      else {
+        ++it;
+        continue;
+      }
+      it = flags.erase(it);
+    }
+    if (quant.mode == QuantMode::PerGroup && (quant.group <= 0 || hidden % quant.group))
+      return fail("group=G must be given and divide the hidden size");
+    quant.vectorAligned = takeFlag("a16");
+    quant.warpSize = OpRuntime::warpSizeOf(target);
+    if (flags.empty())
+      return buildQuant(quant, error);
   } else {
     std::optional<GatedActivation> kind;
     for (GatedActivation k : {GatedActivation::Silu, GatedActivation::Gelu, GatedActivation::GeluTanh,

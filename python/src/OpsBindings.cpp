@@ -7,6 +7,7 @@
 
 #include "wavetile/ops/Activations.h"
 #include "wavetile/ops/Norms.h"
+#include "wavetile/ops/Quant.h"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -97,6 +98,16 @@ void bindOps(py::module_ &m) {
                                             tensorOf(residualOut), tensorOf(weight), tensorOf(bias), epsilon, e);
           });
         });
+  m.def("quant", [](PyOpRuntime &rt, uintptr_t stream, const std::string &name, const PyTensor &out,
+                    const PyTensor &input, const PyTensor &scales, int64_t groupSize) {
+    run(rt, stream, [&](OpRuntime &r, std::string *e) {
+      if (name == "dynamic_per_token_scaled_quant")
+        return dynamic_per_token_scaled_quant(r, tensorOf(out), tensorOf(input), tensorOf(scales), e);
+      if (name == "dynamic_per_group_scaled_quant")
+        return dynamic_per_group_scaled_quant(r, tensorOf(out), tensorOf(input), tensorOf(scales), groupSize, e);
+      return static_per_tensor_quant(r, tensorOf(out), tensorOf(input), tensorOf(scales), e);
+    });
+  });
   m.def("rmsnorm2d_fwd_with_add",
         [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input, const PyTensor &residualIn,
            const PyTensor &residualOut, const PyTensor &weight, float epsilon, bool gemma, int modelSensitive) {

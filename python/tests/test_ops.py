@@ -180,3 +180,27 @@ def test_layernorm2d_fwd_with_add():
     mean = summed.mean(axis=1, keepdims=True)
     expected = (summed - mean) / np.sqrt(((summed - mean) ** 2).mean(axis=1, keepdims=True) + 1e-5) * wf + bf
     _check(_decode(out, "bf16"), expected, "bf16")
+
+
+@pytest.mark.parametrize("group", [0, 32, 128])
+def test_int8_quant(group):
+    m, n = 6, 1024
+    rng = _rng(group, 13)
+    x = rng.normal(0, 3, (m, n)).astype(np.float32)
+    x[2] = 0  # an all-zero row: scale 1
+    q = np.full((m, n), 99, np.int8)
+    if group:
+        scales = np.full((m, n // group), np.nan, np.float32)
+        ops.dynamic_per_group_scaled_quant(q, x, scales, group)
+        amax = np.abs(x).reshape(m, n // group, group).max(axis=2)
+        expected_scales = np.where(amax > 0, amax / np.float32(127), np.float32(1)).astype(np.float32)
+        per_element = np.repeat(expected_scales, group, axis=1)
+    else:
+        scales = np.full((m, 1), np.nan, np.float32)
+        ops.dynamic_per_token_scaled_quant(q, x, scales)
+        amax = np.abs(x).max(axis=1, keepdims=True)
+        expected_scales = np.where(amax > 0, amax / np.float32(127), np.float32(1)).astype(np.float32)
+        per_element = expected_scales
+    np.testing.assert_array_equal(scales, expected_scales)
+    expected = np.clip(np.rint(x / per_element), -128, 127).astype(np.int8)  # rint: half to even
+    np.testing.assert_array_equal(q, expected)

@@ -14,7 +14,7 @@ from .jit import _HOST, _TORCH_DTYPES, _TorchStream, _gpu
 
 OpError = _C.OpError
 
-_NUMPY_DTYPES = {"float32": language.f32, "float16": language.f16, "uint16": language.bf16}
+_NUMPY_DTYPES = {"float32": language.f32, "float16": language.f16, "uint16": language.bf16, "int8": language.i8}
 _RUNTIMES = {}
 
 
@@ -118,3 +118,24 @@ def swiglu(out, input, limit=7.0, alpha=1.702):
     """AITER's MoE Swiglu: gate clamped to <= limit, up to [-limit, limit];
     out = gate * sigmoid(alpha * gate) * (up + 1)."""
     _gated("swiglu", out, input, limit, alpha)
+
+
+def dynamic_per_token_scaled_quant(out, input, scales):
+    """out (fp8 or int8, by its dtype) = quantize(input / scale) with one f32 scale per row:
+    scales[m] = amax(row) / max of out's dtype (1 for an all-zero row)."""
+    runtime, stream = _runtime(out, input, scales)
+    _C.quant(runtime, stream, "dynamic_per_token_scaled_quant", _tensor(out), _tensor(input), _tensor(scales), 0)
+
+
+def dynamic_per_group_scaled_quant(out, input, scales, group_size=128):
+    """As per token, with one scale per group of `group_size` (32, 64, 128) columns:
+    scales [M, N / group_size]."""
+    runtime, stream = _runtime(out, input, scales)
+    _C.quant(runtime, stream, "dynamic_per_group_scaled_quant", _tensor(out), _tensor(input), _tensor(scales),
+             group_size)
+
+
+def static_per_tensor_quant(out, input, scale):
+    """out = quantize(input / scale[0])."""
+    runtime, stream = _runtime(out, input, scale)
+    _C.quant(runtime, stream, "static_per_tensor_quant", _tensor(out), _tensor(input), _tensor(scale), 0)

@@ -49,10 +49,9 @@ class GatedActivationTest : public ::testing::TestWithParam<Case> {};
 TEST_P(GatedActivationTest, MatchesReference) {
   auto [kind, dtype, m, d] = GetParam();
   std::string error;
-  auto device = Device::open(Backend::Host, 0, &error);
-  ASSERT_TRUE(device) << error;
-  auto runtime = OpRuntime::create(*device, &error);
-  ASSERT_TRUE(runtime) << error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::unique_ptr<OpRuntime> &runtime = host.runtime;
   uint64_t seed = std::random_device{}();
   std::printf("seed %llu\n", (unsigned long long)seed);
   std::mt19937_64 rng(seed);
@@ -103,10 +102,9 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(GatedActivationOp, RefusesBadArguments) {
   std::string error;
-  auto device = Device::open(Backend::Host, 0, &error);
-  ASSERT_TRUE(device) << error;
-  auto runtime = OpRuntime::create(*device, &error);
-  ASSERT_TRUE(runtime) << error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::unique_ptr<OpRuntime> &runtime = host.runtime;
   std::vector<float> a(64), b(64);
   auto refuses = [&](bool ok, const std::string &says) {
     EXPECT_FALSE(ok);

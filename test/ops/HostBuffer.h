@@ -1,8 +1,10 @@
-//===- HostBuffer.h - host tensors of f32, f16 and bf16 for op tests -*- C++ -*-===//
+//===- HostBuffer.h - host tensors and the host op runtime for op tests -*- C++ -*-===//
 #ifndef WAVETILE_TEST_OPS_HOSTBUFFER_H
 #define WAVETILE_TEST_OPS_HOSTBUFFER_H
 
 #include "wavetile/ops/OpRuntime.h"
+
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -63,6 +65,20 @@ struct HostBuffer {
   double ulp() const { return dtype == DType::f32 ? 0 : dtype == DType::f16 ? 1.0 / 1024 : 1.0 / 128; }
   void poison() { std::fill(bytes.begin(), bytes.end(), 0xff); } // NaN in every dtype
   void *data() { return bytes.data(); }
+};
+
+/// The host device and an op runtime on it (a null runtime, with a test failure, if not).
+struct HostOps {
+  std::unique_ptr<Device> device;
+  std::unique_ptr<ops::OpRuntime> runtime;
+  HostOps() {
+    std::string error;
+    device = Device::open(Backend::Host, 0, &error);
+    if (device)
+      runtime = ops::OpRuntime::create(*device, &error);
+    if (!runtime)
+      ADD_FAILURE() << error;
+  }
 };
 
 } // namespace wavetile::test

@@ -1,0 +1,194 @@
+//===- QuantTest.cpp - quantization ops on the host, bit for bit ----------===//
+//
+// The reference is written from the definition in Quant.h with an independent fp8 encoder
+// (the nearest of all 256 codes, ties to the even code, saturating): scales and outputs
+// must match exactly (both sides divide in f32). Fresh random rows, some all zero, padded
+// rows, poisoned outputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostBuffer.h"
+
+#include "wavetile/ops/Quant.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace wavetile;
+using namespace wavetile::ops;
+using wavetile::test::HostBuffer;
+
+namespace {
+
+/// The value of an fp8 code: OCP e4m3fn (bias 7, S.1111.111 NaN) or e4m3fnuz (bias 8, 0x80 NaN).
+double decodeFp8(uint8_t code, bool fnuz) {
+  int exponent = (code >> 3) & 15, mantissa = code & 7;
+  bool negative = code & 0x80;
+  if (fnuz ? code == 0x80 : (exponent == 15 && mantissa == 7))
+    return NAN;
+  int bias = fnuz ? 8 : 7;
+  double magnitude = exponent == 0 ? std::ldexp(mantissa / 8.0, 1 - bias) : std::ldexp(1 + mantissa / 8.0, exponent - bias);
+  return negative ? -magnitude : magnitude;
+}
+
+/// Round to nearest (ties to the even code), saturating at the largest finite value.
+uint8_t encodeFp8(float value, bool fnuz) {
+  int best = -1;
+  double bestDistance = INFINITY;
+  for (int code = 0; code < 256; ++code) {
+    double v = decodeFp8(uint8_t(code), fnuz);
+    if (std::isnan(v) || (!fnuz && v == 0 && bool(code & 0x80) != std::signbit(value)))
+      continue; // e4m3fn zero keeps the value's sign; fnuz has one zero (0x80 is its NaN)
+    double distance = std::abs(v - double(value));
+    if (distance < bestDistance || (distance == bestDistance && !(code & 1) && (best & 1))) {
+      best = code;
+      bestDistance = distance;
+    }
+  }
+  return uint8_t(best);
+}
+
+struct Case {
+  QuantMode mode;
+  DType in, out;
+  int64_t m, n, group;
+};
+
+class QuantTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(QuantTest, MatchesReferenceBitForBit) {
+  auto [mode, inType, outType, m, n, group] = GetParam();
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::unique_ptr<OpRuntime> &runtime = host.runtime;
+  uint64_t seed = std::random_device{}();
+  std::printf("seed %llu\n", (unsigned long long)seed);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> value(0.f, 3.f);
+  int64_t stride = n + 3;
+  HostBuffer input(inType, m * stride);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < stride; ++c)
+      input.set(r * stride + c, r % 5 == 4 ? 0.f : value(rng) * (c % 17 == 0 ? 8.f : 1.f)); // row 4: all zero
+  std::vector<uint8_t> out(m * stride, 0x7f);
+  int64_t scaleCount = mode == QuantMode::PerGroup ? m * (n / group) : mode == QuantMode::PerToken ? m : 1;
+  std::vector<float> scales(scaleCount, NAN);
+  const float staticScale = 0.037f;
+  if (mode == QuantMode::StaticPerTensor)
+    scales[0] = staticScale;
+  TensorRef o{out.data(), outType, {m, n}, {stride, 1}}, in{input.data(), inType, {m, n}, {stride, 1}};
+  bool ok = mode == QuantMode::PerToken
+                ? dynamic_per_token_scaled_quant(*runtime, o, in, TensorRef::contiguous(scales.data(), DType::f32, {m, 1}),
+                                                 &error)
+            : mode == QuantMode::PerGroup
+                ? dynamic_per_group_scaled_quant(*runtime, o, in,
+                                                 TensorRef::contiguous(scales.data(), DType::f32, {m, n / group}),
+                                                 group, &error)
+                : static_per_tensor_quant(*runtime, o, in, TensorRef::contiguous(scales.data(), DType::f32, {1}), &error);
+  ASSERT_TRUE(ok) << error;
+
+  const float qmax = float(quantMax(outType));
+  const int64_t span = mode == QuantMode::PerGroup ? group : n;
+  int64_t bad = 0;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t start = 0; start < n; start += span) {
+      float scale = staticScale;
+      if (mode != QuantMode::StaticPerTensor) {
+        float amax = 0;
+        for (int64_t c = start; c < start + span; ++c)
+          amax = std::max(amax, std::abs(input.get(r * stride + c)));
+        scale = amax > 0 ? amax / qmax : 1.f;
+        float got = scales[mode == QuantMode::PerGroup ? r * (n / group) + start / group : r];
+        if (got != scale && bad++ < 5)
+          ADD_FAILURE() << "scale of row " << r << " at " << start << " = " << got << ", expected " << scale;
+      }
+      for (int64_t c = start; c < start + span; ++c) {
+        float y = input.get(r * stride + c) / scale;
+        uint8_t expected = outType == DType::i8
+                               ? uint8_t(int8_t(std::clamp(std::nearbyint(y), -128.f, 127.f)))
+                               : encodeFp8(y, outType == DType::f8E4M3FNUZ);
+        if (out[r * stride + c] != expected && bad++ < 5)
+          ADD_FAILURE() << "out[" << r << ", " << c << "] = " << int(out[r * stride + c]) << ", expected "
+                        << int(expected) << " (x / scale = " << y << ")";
+      }
+    }
+  for (int64_t r = 0; r + 1 < m; ++r)
+    for (int64_t c = n; c < stride; ++c)
+      if (out[r * stride + c] != 0x7f && bad++ < 5)
+        ADD_FAILURE() << "wrote padding at row " << r << " column " << c;
+  EXPECT_EQ(bad, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Host, QuantTest,
+    ::testing::Values(Case{QuantMode::PerToken, DType::bf16, DType::f8E4M3FN, 9, 4096, 0},
+                      Case{QuantMode::PerToken, DType::f16, DType::f8E4M3FNUZ, 5, 31, 0},
+                      Case{QuantMode::PerToken, DType::f32, DType::i8, 6, 10000, 0},
+                      Case{QuantMode::PerToken, DType::bf16, DType::i8, 1000, 7, 0},
+                      Case{QuantMode::PerToken, DType::bf16, DType::f8E4M3FN, 1, 1, 0},
+                      Case{QuantMode::PerGroup, DType::bf16, DType::f8E4M3FN, 7, 7168, 128},
+                      Case{QuantMode::PerGroup, DType::f16, DType::i8, 5, 96, 32},
+                      Case{QuantMode::PerGroup, DType::f32, DType::f8E4M3FNUZ, 3, 320, 64},
+                      Case{QuantMode::StaticPerTensor, DType::bf16, DType::f8E4M3FN, 5, 5000, 0},
+                      Case{QuantMode::StaticPerTensor, DType::f32, DType::i8, 3, 33, 0}),
+    [](const auto &info) {
+      const Case &c = info.param;
+      std::string mode = c.mode == QuantMode::PerToken ? "token" : c.mode == QuantMode::PerGroup ? "group" : "static";
+      return mode + "_" + dsl::dtypeName(c.in) + "_to_" + dsl::dtypeName(c.out) + "_" + std::to_string(c.m) + "x" +
+             std::to_string(c.n);
+    });
+
+// Exact halves round to even, and values past int8's range clamp (random inputs almost never
+// hit either).
+TEST(QuantOp, Int8RoundsHalvesToEvenAndClamps) {
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::unique_ptr<OpRuntime> &runtime = host.runtime;
+  std::vector<float> x;
+  for (int k = -12; k <= 12; ++k)
+    x.push_back(0.25f * float(k)); // x / 0.5 = k / 2: every other one a half
+  x.push_back(300.f);
+  x.push_back(-300.f);
+  std::vector<int8_t> q(x.size(), 99);
+  float scale = 0.5f;
+  int64_t n = int64_t(x.size());
+  ASSERT_TRUE(static_per_tensor_quant(*runtime, TensorRef::contiguous(q.data(), DType::i8, {1, n}),
+                                      TensorRef::contiguous(x.data(), DType::f32, {1, n}),
+                                      TensorRef::contiguous(&scale, DType::f32, {1}), &error))
+      << error;
+  for (int64_t i = 0; i < n; ++i)
+    EXPECT_EQ(int(q[i]), int(std::clamp(std::nearbyint(x[i] / scale), -128.f, 127.f))) << "x = " << x[i];
+}
+
+TEST(QuantOp, RefusesBadArguments) {
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::unique_ptr<OpRuntime> &runtime = host.runtime;
+  std::vector<float> a(64), s(8);
+  std::vector<uint8_t> q(64);
+  TensorRef in = TensorRef::contiguous(a.data(), DType::f32, {4, 16});
+  auto refuses = [&](bool ok, const std::string &says) {
+    EXPECT_FALSE(ok);
+    EXPECT_NE(error.find(says), std::string::npos) << error;
+  };
+  refuses(dynamic_per_token_scaled_quant(*runtime, TensorRef::contiguous(q.data(), DType::f16, {4, 16}), in,
+                                         TensorRef::contiguous(s.data(), DType::f32, {4}), &error),
+          "'out' has dtype f16; expected f8E4M3FN, f8E4M3FNUZ or i8");
+  refuses(dynamic_per_token_scaled_quant(*runtime, TensorRef::contiguous(q.data(), DType::i8, {4, 16}), in,
+                                         TensorRef::contiguous(s.data(), DType::f32, {3}), &error),
+          "'scales' must have shape [4], got [3]");
+  refuses(dynamic_per_group_scaled_quant(*runtime, TensorRef::contiguous(q.data(), DType::i8, {4, 16}), in,
+                                         TensorRef::contiguous(s.data(), DType::f32, {4, 1}), 48, &error),
+          "group_size must be 32, 64 or 128, got 48");
+  refuses(dynamic_per_group_scaled_quant(*runtime, TensorRef::contiguous(q.data(), DType::i8, {4, 16}), in,
+                                         TensorRef::contiguous(s.data(), DType::f32, {4, 1}), 32, &error),
+          "the hidden size 16 is not a multiple of group_size 32");
+  EXPECT_EQ(runtime->loadedModules(), 0u);
+}
+
+} // namespace
