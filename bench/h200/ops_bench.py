@@ -227,6 +227,78 @@ def bench_layernorm():
 
 
 @triton.jit
+def _triton_per_token_quant(x, out, scales, stride, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    v = tl.load(x + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+    amax = tl.max(tl.abs(v), axis=0)
+    scale = tl.where(amax > 0, amax / 448.0, 1.0)
+    tl.store(scales + row, scale)
+    tl.store(out + row * stride + cols, (v / scale).to(tl.float8e4nv), mask=mask)
+
+
+def triton_per_token_quant(x):
+    m, n = x.shape
+    out = torch.empty(m, n, device=x.device, dtype=torch.float8_e4m3fn)
+    scales = torch.empty(m, 1, device=x.device, dtype=torch.float32)
+    block = triton.next_power_of_2(n)
+    _triton_per_token_quant[(m,)](x, out, scales, x.stride(0), n, BLOCK=block, num_warps=min(max(block // 512, 1), 16))
+    return out, scales
+
+
+def torch_per_token_quant(x):
+    amax = x.float().abs().amax(dim=1, keepdim=True)
+    scales = torch.where(amax > 0, amax / 448.0, torch.ones_like(amax))
+    return (x.float() / scales).to(torch.float8_e4m3fn), scales
+
+
+compiled_per_token_quant = torch.compile(torch_per_token_quant, dynamic=False)
+
+
+def wavetile_per_token_quant(x):
+    out = torch.empty(x.shape, device=x.device, dtype=torch.float8_e4m3fn)
+    scales = torch.empty(x.shape[0], 1, device=x.device, dtype=torch.float32)
+    ops.dynamic_per_token_scaled_quant(out, x, scales)
+    return out, scales
+
+
+def bench_per_token_quant():
+    def make(m, n, g):
+        return (torch.randn(m, n, device="cuda", dtype=torch.bfloat16, generator=g) * 3,)
+
+    def as_float(result):
+        q, scales = result
+        return (q.float() * scales).to(torch.bfloat16)  # dequantized: compared in bf16 ulps
+    impls = {"wavetile": wavetile_per_token_quant, "torch": torch_per_token_quant,
+             "compile": compiled_per_token_quant, "triton": triton_per_token_quant}
+    bench_op("dynamic_per_token_scaled_quant_fp8", "N", make, impls,
+             lambda x: as_float(wavetile_per_token_quant(x)), lambda x: as_float(torch_per_token_quant(x)),
+             moved_bytes=lambda m, n: 3 * m * n, copy_bytes=lambda m, n: 3 * m * n // 2)
+
+
+def per_token_quant_exactness():
+    """Codes and scales of Wavetile's fp8 per-token quantization equal torch's (both divide
+    in f32 and round to nearest even) on the GPU."""
+    global failures
+    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    x = torch.randn(513, 7168, device="cuda", dtype=torch.bfloat16, generator=g) * 3
+    x[7] = 0
+    q, scales = wavetile_per_token_quant(x)
+    rq, rscales = torch_per_token_quant(x)
+    same_scales = torch.equal(scales, rscales)
+    same_codes = torch.equal(q.view(torch.uint8), rq.view(torch.uint8))
+    ok = same_scales and same_codes
+    failures += not ok
+    mismatches = (q.view(torch.uint8) != rq.view(torch.uint8)).sum().item()
+    report(f"fp8 per-token quantization vs torch on the GPU (513 x 7168 bf16, one zero row): scales "
+           f"{'equal' if same_scales else 'DIFFER'}, {mismatches} of {q.numel()} codes differ: "
+           f"{'PASS' if ok else 'FAIL'}")
+    report("")
+    results.append({"op": "dynamic_per_token_scaled_quant", "exact_vs_torch": ok, "ok": ok})
+
+
+@triton.jit
 def _triton_silu_and_mul(x, out, x_stride, out_stride, d, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
@@ -315,6 +387,8 @@ def main():
     bench_rmsnorm()
     bench_layernorm()
     bench_silu_and_mul()
+    per_token_quant_exactness()
+    bench_per_token_quant()
     report(f"numerics: {len([r for r in results if 'ok' in r]) - failures} passed, {failures} failed")
     with open(os.path.join(OUT, "ops_bench.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
