@@ -2446,9 +2446,23 @@ struct FpConvertLowering : GpuPattern<FpConvertOp> {
       rw.replaceOp(op, convert(adaptor.getSource()));
       return success();
     }
-    SmallVector<Value> elements;
-    for (Value e : elementsOf(rw, loc, adaptor.getSource()))
-      elements.push_back(convert(e));
+    SmallVector<Value> sources = elementsOf(rw, loc, adaptor.getSource()), elements;
+    // sm_90 converts pairs of f32 to OCP fp8 in one instruction (cvt.rn.satfinite.e4m3x2).
+    bool pairwise = !ctx.amd && op.getSaturate() && op.getRounding() == RoundingMode::rtne &&
+                    isa<Float8E4M3FNType, Float8E5M2Type>(target) && sources.size() % 2 == 0 &&
+                    getElementTypeOrSelf(op.getSource().getType()).isF32();
+    for (size_t i = 0; i < sources.size(); i += pairwise ? 2 : 1) {
+      if (!pairwise) {
+        elements.push_back(convert(sources[i]));
+        continue;
+      }
+      // The first operand lands in the high byte: element i + 1 goes first.
+      Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
+          rw, loc, VectorType::get({2}, rw.getI8Type()), sources[i + 1], sources[i], NVVM::FPRoundingMode::RN,
+          NVVM::SaturationMode::SATFINITE, /*relu=*/false, target);
+      for (int64_t half = 0; half < 2; ++half)
+        elements.push_back(arith::BitcastOp::create(rw, loc, target, extract(rw, loc, pair, half)));
+    }
     rw.replaceOp(op, fromElements(rw, loc, vectorType, elements));
     return success();
   }
