@@ -9,9 +9,10 @@ using namespace wavetile::dsl;
 using namespace wavetile::ops;
 
 namespace {
-/// Rows up to this many elements are quantized from registers; longer rows are read twice
-/// in chunks of this size (amax, then the output).
-constexpr int64_t kRowElements = 8192;
+/// Rows up to this many elements are quantized from registers (at most 512 threads, 32
+/// elements each, as the norms); longer rows are read twice in chunks of half of it (amax,
+/// then the output).
+constexpr int64_t kRowElements = 16384;
 } // namespace
 
 double wavetile::ops::quantMax(DType dtype) {
@@ -49,7 +50,7 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
   const int64_t n = spec.hidden;
   const bool singlePass = n <= kRowElements;
   int64_t block = 1;
-  while (block < std::min(n, kRowElements))
+  while (block < std::min(n, singlePass ? kRowElements : kRowElements / 2))
     block *= 2;
   const int64_t group = spec.mode == QuantMode::PerGroup ? spec.group : 0;
   if (group)

@@ -127,6 +127,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{QuantMode::PerToken, DType::bf16, DType::f8E4M3FN, 9, 4096, 0},
                       Case{QuantMode::PerToken, DType::f16, DType::f8E4M3FNUZ, 5, 31, 0},
                       Case{QuantMode::PerToken, DType::f32, DType::i8, 6, 10000, 0},
+                      Case{QuantMode::PerToken, DType::bf16, DType::f8E4M3FN, 2, 20000, 0}, // two passes
                       Case{QuantMode::PerToken, DType::bf16, DType::i8, 1000, 7, 0},
                       Case{QuantMode::PerToken, DType::bf16, DType::f8E4M3FN, 1, 1, 0},
                       Case{QuantMode::PerGroup, DType::bf16, DType::f8E4M3FN, 7, 7168, 128},
