@@ -3,6 +3,7 @@
 #include "wavetile/ops/Activations.h"
 
 #include "Checks.h"
+#include "RowKernels.h"
 
 #include <cmath>
 
@@ -12,12 +13,7 @@ using namespace wavetile::ops;
 
 namespace {
 /// Columns one program covers: the output width up to 2048, as a power of two.
-int64_t columnBlock(int64_t width) {
-  int64_t block = 1;
-  while (block < std::min<int64_t>(width, 2048))
-    block *= 2;
-  return block;
-}
+int64_t columnBlock(int64_t width) { return powerOfTwoAtLeast(std::min<int64_t>(width, 2048)); }
 } // namespace
 
 const char *wavetile::ops::gatedActivationName(GatedActivation kind) {

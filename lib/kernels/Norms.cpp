@@ -3,6 +3,7 @@
 #include "wavetile/ops/Norms.h"
 
 #include "Checks.h"
+#include "RowKernels.h"
 
 #include <functional>
 #include <optional>
@@ -17,13 +18,6 @@ namespace {
 /// 32 elements each); longer rows are walked in chunks, once per statistic and once for the
 /// output (the later passes mostly hit L2).
 constexpr int64_t kSinglePassElements = 16384;
-
-int64_t nextPowerOfTwo(int64_t n) {
-  int64_t p = 1;
-  while (p < n)
-    p *= 2;
-  return p;
-}
 
 } // namespace
 
@@ -41,15 +35,12 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
   const int64_t n = spec.hidden;
   const bool singlePass = n <= kSinglePassElements;
   // Chunks of long rows are half a single pass: their accumulators stay in registers.
-  const int64_t block = singlePass ? nextPowerOfTwo(n) : kSinglePassElements / 2;
+  const int64_t block = singlePass ? powerOfTwoAtLeast(n) : kSinglePassElements / 2;
   const bool layer = spec.kind == NormKind::Layer;
   ModuleBuilder mb;
   {
-    // One program per row; threads enough that each holds two 16-byte vectors (more
-    // threads per row measured slower on the H200 at N = 4096), at most 512.
-    KernelOptions options;
-    options.numWarps = int(std::clamp<int64_t>(block * (bitWidth(spec.dtype) / 8) / 32, spec.warpSize, 512) /
-                           spec.warpSize);
+    KernelOptions options; // one program per row
+    options.numWarps = rowWarps(block, spec.dtype, spec.warpSize);
     auto k = mb.kernel(spec.name(), options);
     k.param("BLOCK", block);
     const DType dt = spec.dtype;

@@ -3,6 +3,7 @@
 #include "wavetile/ops/Quant.h"
 
 #include "Checks.h"
+#include "RowKernels.h"
 
 using namespace wavetile;
 using namespace wavetile::dsl;
@@ -49,18 +50,15 @@ std::string QuantSpec::key() const {
 std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::string *error) {
   const int64_t n = spec.hidden;
   const bool singlePass = n <= kRowElements;
-  int64_t block = 1;
-  while (block < std::min(n, singlePass ? kRowElements : kRowElements / 2))
-    block *= 2;
+  int64_t block = powerOfTwoAtLeast(std::min(n, singlePass ? kRowElements : kRowElements / 2));
   const int64_t group = spec.mode == QuantMode::PerGroup ? spec.group : 0;
   if (group)
     block = std::max(block, group);
   const double qmax = quantMax(spec.output);
   ModuleBuilder mb;
   {
-    KernelOptions options;
-    options.numWarps = int(std::clamp<int64_t>(block * (bitWidth(spec.input) / 8) / 32, spec.warpSize, 512) /
-                           spec.warpSize);
+    KernelOptions options; // one program per row
+    options.numWarps = rowWarps(block, spec.input, spec.warpSize);
     auto k = mb.kernel(spec.name(), options);
     k.param("BLOCK", block);
     const Reach reach = spec.within2GiB ? Reach::within2GiB : Reach::unbounded;

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <random>
 #include <vector>
 
 namespace wavetile::test {
@@ -66,6 +68,13 @@ struct HostBuffer {
   void poison() { std::fill(bytes.begin(), bytes.end(), 0xff); } // NaN in every dtype
   void *data() { return bytes.data(); }
 };
+
+/// A generator seeded afresh for every run; the seed is printed so a failure can be replayed.
+inline std::mt19937_64 freshGenerator() {
+  uint64_t seed = std::random_device{}();
+  std::printf("seed %llu\n", (unsigned long long)seed);
+  return std::mt19937_64(seed);
+}
 
 /// The host device and an op runtime on it (a null runtime, with a test failure, if not).
 struct HostOps {

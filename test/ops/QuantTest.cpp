@@ -64,9 +64,7 @@ TEST_P(QuantTest, MatchesReferenceBitForBit) {
   wavetile::test::HostOps host;
   ASSERT_TRUE(host.runtime);
   std::unique_ptr<OpRuntime> &runtime = host.runtime;
-  uint64_t seed = std::random_device{}();
-  std::printf("seed %llu\n", (unsigned long long)seed);
-  std::mt19937_64 rng(seed);
+  std::mt19937_64 rng = wavetile::test::freshGenerator();
   std::normal_distribution<float> value(0.f, 3.f);
   int64_t stride = n + 3;
   HostBuffer input(inType, m * stride);

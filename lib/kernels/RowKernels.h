@@ -1,0 +1,28 @@
+//===- RowKernels.h - block and warp sizes of row-wise library kernels -*- C++ -*-===//
+#ifndef WAVETILE_LIB_KERNELS_ROWKERNELS_H
+#define WAVETILE_LIB_KERNELS_ROWKERNELS_H
+
+#include "wavetile/ops/OpRuntime.h"
+
+#include <algorithm>
+
+namespace wavetile::ops {
+
+/// The smallest power of two that is at least `n` (tiles have power-of-two sizes).
+inline int64_t powerOfTwoAtLeast(int64_t n) {
+  int64_t p = 1;
+  while (p < n)
+    p *= 2;
+  return p;
+}
+
+/// Warps for a program that holds one row chunk of `block` elements of `dtype`: threads
+/// enough that each holds two 16-byte vectors (more threads per row measured slower on the
+/// H200 at N = 4096), at most 512.
+inline int rowWarps(int64_t block, DType dtype, int64_t warpSize) {
+  return int(std::clamp<int64_t>(block * (dsl::bitWidth(dtype) / 8) / 32, warpSize, 512) / warpSize);
+}
+
+} // namespace wavetile::ops
+
+#endif
