@@ -76,6 +76,12 @@ inline std::mt19937_64 freshGenerator() {
   return std::mt19937_64(seed);
 }
 
+/// That an op call (its result `ok`) was refused with an error containing `says`.
+inline void expectRefused(bool ok, const std::string &error, const std::string &says) {
+  EXPECT_FALSE(ok);
+  EXPECT_NE(error.find(says), std::string::npos) << error;
+}
+
 /// The host device and an op runtime on it (a null runtime, with a test failure, if not).
 struct HostOps {
   std::unique_ptr<Device> device;
