@@ -83,7 +83,7 @@ TEST_P(GatedActivationTest, MatchesReference) {
         ADD_FAILURE() << "wrote padding at row " << r << " column " << c;
   }
   EXPECT_EQ(bad, 0);
-  EXPECT_LE(inexact, m * d / 100 + 1) << "outputs differing from the rounded reference";
+  EXPECT_LE(inexact, m * d / 100 + 4) << "outputs differing from the rounded reference";
 }
 
 INSTANTIATE_TEST_SUITE_P(
