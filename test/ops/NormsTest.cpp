@@ -75,9 +75,9 @@ protected:
 
     // f32 outputs are checked to a relative 1e-5 (accumulation order differs); rounded
     // outputs to one unit of their dtype's last place (AITER allows 1e-2 absolute), and
-    // all but 1% of them (plus 4, so that rare rounding-boundary flips in tiny rows do not
-    // fail a run) must equal the reference rounded to the dtype, which is what tells the T5
-    // rounding apart from none.
+    // all but 2% of them (plus 4, for tiny rows) must equal the reference rounded to the
+    // dtype: f32 sums on the host flip roundings of about 1% of f16 LayerNorm outputs, a
+    // missing T5 rounding about 25%.
     const double ulp = out.ulp();
     int64_t bad = 0, inexact = 0;
     for (int64_t r = 0; r < m; ++r) {
@@ -119,7 +119,7 @@ protected:
           ADD_FAILURE() << "wrote padding at row " << r << " column " << c;
     }
     EXPECT_EQ(bad, 0);
-    EXPECT_LE(inexact, m * n / 100 + 4) << "outputs differing from the rounded reference";
+    EXPECT_LE(inexact, m * n / 50 + 4) << "outputs differing from the rounded reference";
   }
 
   std::unique_ptr<Device> device;
