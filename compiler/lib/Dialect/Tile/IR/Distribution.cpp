@@ -2,6 +2,8 @@
 
 #include "wavetile/Dialect/Tile/IR/Distribution.h"
 
+#include "llvm/Support/MathExtras.h"
+
 using namespace mlir;
 using namespace wavetile::tile;
 
@@ -227,4 +229,63 @@ SharedLayoutAttr wavetile::tile::operandSharedLayout(MLIRContext *context, Array
   for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d)
     order.push_back(unsigned(d));
   return SharedLayoutAttr::get(context, unsigned(vec), unsigned(perPhase), unsigned(maxPhase), order, 0);
+}
+
+BlockedLayoutAttr wavetile::tile::reshapedBlockedLayout(Attribute layout, ArrayRef<int64_t> sourceShape,
+                                                        ArrayRef<int64_t> resultShape) {
+  auto blocked = dyn_cast_or_null<BlockedLayoutAttr>(layout);
+  if (!blocked)
+    return {};
+  std::optional<BlockedGeometry> g = blockedGeometry(blocked, sourceShape);
+  if (!g || !g->droppedDims.empty())
+    return {};
+  // Each binary digit of a row-major element index, least significant first, is a digit of
+  // a register number, a lane id or a warp id. In a blocked layout with the last dimension
+  // fastest, a dimension's digits run register, lane, warp, then register (repetitions),
+  // and the dimensions follow each other from the last.
+  enum class Digit { Register, Lane, Warp };
+  SmallVector<Digit> digits;
+  auto append = [&](int64_t count, Digit digit) {
+    for (; count > 1; count /= 2)
+      digits.push_back(digit);
+  };
+  for (size_t i = 0; i < g->order.size(); ++i) {
+    unsigned d = g->order[i];
+    const DimPlacement &p = g->dims[d];
+    if (d != sourceShape.size() - 1 - i || p.size < p.blockExtent() || !llvm::isPowerOf2_64(p.size))
+      return {};
+    append(p.sizePerThread, Digit::Register);
+    append(p.threads, Digit::Lane);
+    append(p.warps, Digit::Warp);
+    append(p.repetitions, Digit::Register);
+  }
+  size_t rank = resultShape.size();
+  SmallVector<unsigned> sizePerThread(rank, 1), threads(rank, 1), warps(rank, 1), order;
+  size_t next = 0;
+  for (size_t i = 0; i < rank; ++i) {
+    unsigned d = unsigned(rank - 1 - i);
+    order.push_back(d);
+    if (!llvm::isPowerOf2_64(resultShape[d]))
+      return {};
+    size_t end = next + llvm::Log2_64(resultShape[d]);
+    if (end > digits.size())
+      return {};
+    // The run must read register*, lane*, warp*, register*.
+    auto take = [&](Digit digit, unsigned &extent) {
+      for (; next < end && digits[next] == digit; ++next)
+        extent *= 2;
+    };
+    take(Digit::Register, sizePerThread[d]);
+    take(Digit::Lane, threads[d]);
+    take(Digit::Warp, warps[d]);
+    unsigned repetitions = 1;
+    take(Digit::Register, repetitions);
+    if (next != end)
+      return {};
+    // Lanes (or warps) of a dimension that has its repetitions must be complete before the
+    // next dimension's lanes start, which the digit order already guarantees.
+  }
+  if (next != digits.size())
+    return {};
+  return BlockedLayoutAttr::get(blocked.getContext(), sizePerThread, threads, warps, order);
 }

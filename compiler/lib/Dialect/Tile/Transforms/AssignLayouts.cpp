@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -360,6 +361,22 @@ private:
     if (op->hasTrait<OpTrait::Elementwise>() || isa<LoadOp, BufferLoadOp, AtomicAddOp, ScanOp, FpConvertOp>(op))
       if (Attribute layout = firstTileOperandLayout())
         return layout;
+    // expand_dims undoes the reduction a slice layout came from; broadcasting that keeps the
+    // layout, so each thread already holds what it repeats.
+    if (auto expand = dyn_cast<ExpandDimsOp>(op))
+      if (auto slice = dyn_cast_or_null<SliceLayoutAttr>(layoutOf(expand.getSource())))
+        if (slice.getDim() == expand.getAxis())
+          return slice.getParent();
+    if (auto broadcast = dyn_cast<BroadcastOp>(op))
+      if (broadcast.getSource().getDefiningOp<ExpandDimsOp>())
+        if (auto blocked = dyn_cast_or_null<BlockedLayoutAttr>(layoutOf(broadcast.getSource())))
+          return blocked;
+    // A reshape keeps each thread's elements when the source layout allows it.
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      RankedTensorType source = reshape.getSource().getType();
+      if (Attribute layout = reshapedBlockedLayout(source.getEncoding(), source.getShape(), type.getShape()))
+        return layout;
+    }
     if (auto dot = dyn_cast<DotOp>(op))
       return layoutOf(dot.getAcc());
     if (auto dot = dyn_cast<ScaledDotOp>(op))
@@ -410,14 +427,54 @@ private:
     return success();
   }
 
-  /// Converts `operand` of `user` to `layout` when it differs.
+  /// Converts `operand` of `user` to `layout` when it differs: an index computation is
+  /// built again in that layout, anything else moves.
   void require(Operation *user, OpOperand &operand, Attribute layout) {
     auto type = dyn_cast<RankedTensorType>(operand.get().getType());
     if (!type || !layout || type.getEncoding() == layout)
       return;
     OpBuilder b(user);
+    if (Value rebuilt = rebuildIn(b, operand.get(), layout)) {
+      operand.set(rebuilt);
+      return;
+    }
     auto convert = ConvertLayoutOp::create(b, user->getLoc(), withLayout(type, layout), operand.get());
     operand.set(convert);
+  }
+
+  /// A copy of the index computation `value` in `layout` (its operands rebuilt as needed),
+  /// or null when `value` is not one.
+  Value rebuildIn(OpBuilder &b, Value value, Attribute layout) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getEncoding() == layout)
+      return value;
+    Operation *def = value.getDefiningOp();
+    if (!def || !indexComputation.lookup(def))
+      return {};
+    auto distributed = dyn_cast<DistributedLayoutAttr>(layout);
+    if (!distributed)
+      return {};
+    // Operands first, so they come before their user.
+    IRMapping operands;
+    for (Value operand : def->getOperands()) {
+      if (!isa<RankedTensorType>(operand.getType()))
+        continue;
+      Attribute operandLayout = layout;
+      if (auto expand = dyn_cast<ExpandDimsOp>(def))
+        operandLayout = SliceLayoutAttr::get(context, expand.getAxis(), distributed);
+      Value rebuilt = rebuildIn(b, operand, operandLayout);
+      if (!rebuilt)
+        return {};
+      operands.map(operand, rebuilt);
+    }
+    Operation *copy = b.clone(*def, operands);
+    RankedTensorType laidOut = withLayout(type, layout);
+    copy->getResult(0).setType(laidOut);
+    if (auto constant = dyn_cast<arith::ConstantOp>(copy))
+      if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+        constant.setValueAttr(dense.reshape(laidOut));
+    indexComputation[copy] = true;
+    return copy->getResult(0);
   }
 
   void convertOperands(Operation *op) {
@@ -442,10 +499,14 @@ private:
       return requireAll(layoutOf(op->getResult(0)));
     if (isa<LoadOp, BufferLoadOp, AtomicAddOp>(op))
       return requireAll(layoutOf(op->getResult(0)));
+    // Reduction results are stored from where the reduction left them (their offsets and
+    // masks are rebuilt there): few elements, not worth a trip through shared memory.
     if (auto store = dyn_cast<StoreOp>(op))
-      return requireAll(layoutOf(store.getOffsets()));
+      return requireAll(layoutOf(isa<SliceLayoutAttr>(layoutOf(store.getValue())) ? store.getValue()
+                                                                                   : store.getOffsets()));
     if (auto store = dyn_cast<BufferStoreOp>(op))
-      return requireAll(layoutOf(store.getOffsets()));
+      return requireAll(layoutOf(isa<SliceLayoutAttr>(layoutOf(store.getValue())) ? store.getValue()
+                                                                                   : store.getOffsets()));
     if (auto copy = dyn_cast<AsyncCopyOp>(op))
       return requireAll(layoutOf(copy.getOffsets()));
     if (auto dot = dyn_cast<DotOp>(op)) {

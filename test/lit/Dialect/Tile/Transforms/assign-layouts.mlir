@@ -26,22 +26,28 @@ func.func @coalesced(%x: !tile.ptr<bf16>, %n: i32) attributes {tile.kernel, tile
 // -----
 
 // A tile too small for a vector per thread: one element each, the block pattern replicated.
-// A 2-D reduction keeps its result in the slice of the input layout; an elementwise use with a
-// tile of the default 1-D layout converts the slice to it.
+// A 2-D reduction keeps its result in the slice of the input layout. A store of it takes it
+// from there: its offsets are built again in the slice. An elementwise use with a tile of
+// the default 1-D layout (not an index computation) converts the slice to it.
 // CHECK-DAG:   #[[SMALL:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1], threadsPerWarp = [64], warpsPerBlock = [4], order = [0]>
 // CHECK-DAG:   #[[TWO_D:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 16], warpsPerBlock = [4, 1], order = [1, 0]>
 // CHECK-DAG:   #[[ROWS:[a-z_0-9]+]] = #tile.slice<dim = 1, parent = #[[TWO_D]]>
 // CHECK-LABEL: func.func @slices
 // CHECK:         %[[SUM:.*]] = tile.reduce sum {{.*}} axis = 1 : tensor<16x64xf32, #[[TWO_D]]> -> tensor<16xf32, #[[ROWS]]>
-// CHECK:         %[[IOTA:.*]] = tile.arange 0 to 16 : tensor<16xi32, #[[SMALL]]>
+// CHECK:         %[[LOADED:.*]] = tile.load {{.*}} -> tensor<16xf32, #[[SMALL]]>
 // CHECK:         %[[CONV:.*]] = tile.convert_layout %[[SUM]] : tensor<16xf32, #[[ROWS]]> -> tensor<16xf32, #[[SMALL]]>
-// CHECK:         tile.store %[[CONV]], {{.*}}[%[[IOTA]]] : tensor<16xf32, #[[SMALL]]>
+// CHECK:         arith.addf %[[LOADED]], %[[CONV]] : tensor<16xf32, #[[SMALL]]>
+// CHECK:         %[[IOTA:.*]] = tile.arange 0 to 16 : tensor<16xi32, #[[ROWS]]>
+// CHECK:         tile.store %[[SUM]], {{.*}}[%[[IOTA]]] : tensor<16xf32, #[[ROWS]]>
 func.func @slices(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
   %c = arith.constant 1.0 : f32
   %t = tile.splat %c : f32 -> tensor<16x64xf32>
   %s = tile.reduce sum %t axis = 1 : tensor<16x64xf32> -> tensor<16xf32>
   %i = tile.arange 0 to 16 : tensor<16xi32>
+  %l = tile.load %p[%i] : !tile.ptr<f32>[tensor<16xi32>] -> tensor<16xf32>
+  %a = arith.addf %l, %s : tensor<16xf32>
   tile.store %s, %p[%i] : tensor<16xf32>, !tile.ptr<f32>[tensor<16xi32>]
+  tile.store %a, %p[%i] : tensor<16xf32>, !tile.ptr<f32>[tensor<16xi32>]
   return
 }
 

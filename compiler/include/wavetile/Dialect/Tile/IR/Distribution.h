@@ -101,6 +101,14 @@ int64_t linearElement(const BlockedGeometry &g, llvm::ArrayRef<int64_t> shape, i
 BlockedLayoutAttr defaultBlockedLayout(mlir::MLIRContext *context, llvm::ArrayRef<int64_t> shape,
                                        int64_t vector, int64_t warpSize, int64_t numWarps);
 
+/// The blocked layout for `resultShape` under which every thread holds exactly the elements
+/// (in row-major order) it holds of `source` laid out by `layout` over `sourceShape`, so a
+/// reshape between them stays in registers. Null when no blocked layout does (the source
+/// replicates elements, is not row-major, or its register, lane and warp digits do not split
+/// into per-dimension runs at the new dimension boundaries).
+BlockedLayoutAttr reshapedBlockedLayout(mlir::Attribute layout, llvm::ArrayRef<int64_t> sourceShape,
+                                        llvm::ArrayRef<int64_t> resultShape);
+
 /// The XOR swizzle for a shared tile whose reads take 16 bytes from each of 8 consecutive
 /// rows at one column (ldmatrix, MFMA operand reads): it places those 8 pieces in distinct
 /// 16-byte bank groups of a 128-byte bank line. Null when rows are too short to need it.
