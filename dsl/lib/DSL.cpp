@@ -414,6 +414,20 @@ Value Value::to(DType target, bool saturate, SourceLoc loc) const {
   return wrap(mlir::arith::TruncIOp::create(b(), l, type, v));
 }
 
+Value Value::bitcast(DType target, SourceLoc loc) const {
+  if (!valid())
+    return *this;
+  if (bitWidth(dtype()) != bitWidth(target))
+    return fail(loc, std::string("bitcast needs dtypes of one width, got ") + dtypeName(dtype()) + " and " +
+                         dtypeName(target));
+  if (dtype() == target)
+    return *this;
+  if (isNarrowFloat(dtype()) || isNarrowFloat(target))
+    return fail(loc, "bitcast of fp8/fp6/fp4 dtypes is not supported; convert with to()");
+  mlir::Type type = withShape(typeOf(target), shape());
+  return wrap(mlir::arith::BitcastOp::create(b(), locOf(loc), type, unwrap(*this)));
+}
+
 Value Value::expand(int axis, SourceLoc loc) const {
   if (!valid())
     return *this;

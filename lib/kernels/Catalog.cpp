@@ -16,11 +16,57 @@ using namespace wavetile::ops;
 const char *wavetile::ops::opCatalogHelp() {
   return "rmsnorm2d_fwd:DTYPE:N[:gemma][:t5][:a16], rmsnorm2d_fwd_with_add:DTYPE:N[:gemma][:t5][:a16], "
          "layernorm2d_fwd[_with_add]:DTYPE:N[:a16], "
-         "dynamic_per_token_scaled_quant|static_per_tensor_quant:DTYPE:N[:out=f8E4M3FN|f8E4M3FNUZ|i8][:a16], "
-         "dynamic_per_group_scaled_quant:DTYPE:N:group=32|64|128[:out=...][:a16], "
+         "rmsnorm2d_fwd[_with_add]_dynamicquant:DTYPE:N[:t5][:QUANT][:a16], "
+         "dynamic_per_token_scaled_quant|static_per_tensor_quant|dynamic_per_tensor_quant:DTYPE:N[:out=...][:a16], "
+         "dynamic_per_group_scaled_quant:DTYPE:N:group=32|64|128[:QUANT][:a16] (QUANT: out=f8E4M3FN|f8E4M3FNUZ|i8 "
+         "(default f8E4M3FN) or out=f4E2M1FN:group=32[:round=0-3][:shuffle] for MXFP4, group=G per group), "
          "silu_and_mul|gelu_and_mul|gelu_tanh_and_mul|swiglu:DTYPE:D[:a16] (DTYPE f32, f16 or bf16; D the "
          "output width; a16: 16-byte aligned pointers and rows)";
 }
+
+namespace {
+
+/// Takes the quantization flags out=DTYPE, group=G, round=R and shuffle from `flags` into
+/// `quant`: group=G makes per-token quantization per group, out=f4E2M1FN makes it MXFP4.
+bool parseQuantFlags(std::vector<std::string_view> &flags, RowQuant &quant, int64_t hidden, std::string *error) {
+  for (auto it = flags.begin(); it != flags.end();) {
+    std::string_view flag = *it;
+    std::optional<DType> out = flag.starts_with("out=") ? dsl::parseDType(flag.substr(4)) : std::nullopt;
+    if (out && quantMax(*out))
+      quant.out = *out;
+    else if (flag.starts_with("group="))
+      quant.group = std::atoi(std::string(flag.substr(6)).c_str());
+    else if (flag.starts_with("round=") && flag.size() == 7 && flag[6] >= '0' && flag[6] <= '3')
+      quant.round = MxScaleRound(flag[6] - '0');
+    else if (flag == "shuffle")
+      quant.shuffleScales = true;
+    else {
+      ++it;
+      continue;
+    }
+    it = flags.erase(it);
+  }
+  if (quant.group && quant.scheme == QuantScheme::PerToken)
+    quant.scheme = QuantScheme::PerGroup;
+  if (quant.out == DType::f4E2M1FN) {
+    quant.scheme = QuantScheme::Mx;
+    if (quant.group != 32 || hidden % 2) {
+      *error = "MXFP4 (out=f4E2M1FN) needs group=32 and an even hidden size";
+      return false;
+    }
+  } else if (quant.shuffleScales) {
+    *error = "shuffle applies to MXFP4 scales only";
+    return false;
+  }
+  if (quant.group && (quant.group & (quant.group - 1) || quant.group < 32 || quant.group > 128 || hidden % quant.group) &&
+      quant.scheme != QuantScheme::Mx) {
+    *error = "group=G must be 32, 64 or 128 and divide the hidden size";
+    return false;
+  }
+  return true;
+}
+
+} // namespace
 
 std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std::string_view target,
                                                     std::string *error) {
@@ -64,26 +110,28 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     norm.sequentialReductions = target == "host";
     if (flags.empty())
       return buildNorm(norm, error);
+  } else if (parts[0] == "rmsnorm2d_fwd_with_dynamicquant" || parts[0] == "rmsnorm2d_fwd_with_add_dynamicquant") {
+    NormSpec norm{NormKind::RMS, *dtype, hidden, parts[0].find("_with_add") != std::string_view::npos};
+    norm.modelSensitive = takeFlag("t5");
+    norm.quant = RowQuant{QuantScheme::PerToken};
+    if (!parseQuantFlags(flags, *norm.quant, hidden, error))
+      return fail(*error);
+    norm.vectorAligned = takeFlag("a16");
+    norm.warpSize = OpRuntime::warpSizeOf(target);
+    norm.sequentialReductions = target == "host";
+    if (flags.empty())
+      return buildNorm(norm, error);
   } else if (parts[0] == "dynamic_per_token_scaled_quant" || parts[0] == "dynamic_per_group_scaled_quant" ||
-             parts[0] == "static_per_tensor_quant") {
-    QuantSpec quant{parts[0] == "dynamic_per_token_scaled_quant"   ? QuantMode::PerToken
-                    : parts[0] == "dynamic_per_group_scaled_quant" ? QuantMode::PerGroup
-                                                                   : QuantMode::StaticPerTensor,
-                    *dtype, DType::f8E4M3FN, hidden};
-    for (auto it = flags.begin(); it != flags.end();) {
-      std::string_view flag = *it;
-      if (flag.starts_with("out=") && dsl::parseDType(flag.substr(4)) && quantMax(*dsl::parseDType(flag.substr(4))))
-        quant.output = *dsl::parseDType(flag.substr(4));
-      else if (flag.starts_with("group="))
-        quant.group = std::atoi(std::string(flag.substr(6)).c_str());
-      else {
-        ++it;
-        continue;
-      }
-      it = flags.erase(it);
-    }
-    if (quant.mode == QuantMode::PerGroup && (quant.group <= 0 || hidden % quant.group))
-      return fail("group=G must be given and divide the hidden size");
+             parts[0] == "static_per_tensor_quant" || parts[0] == "dynamic_per_tensor_quant") {
+    QuantSpec quant{{parts[0] == "dynamic_per_token_scaled_quant"   ? QuantScheme::PerToken
+                     : parts[0] == "dynamic_per_group_scaled_quant" ? QuantScheme::PerGroup
+                     : parts[0] == "static_per_tensor_quant"        ? QuantScheme::StaticPerTensor
+                                                                    : QuantScheme::DynamicPerTensor},
+                    *dtype, hidden};
+    if (!parseQuantFlags(flags, quant.quant, hidden, error))
+      return fail(*error);
+    if (quant.quant.scheme == QuantScheme::PerGroup && !quant.quant.group)
+      return fail("group=G must be given");
     quant.vectorAligned = takeFlag("a16");
     quant.warpSize = OpRuntime::warpSizeOf(target);
     if (flags.empty())

@@ -4,6 +4,7 @@
 
 #include "Checks.h"
 #include "RowKernels.h"
+#include "RowQuant.h"
 
 #include <functional>
 #include <optional>
@@ -22,20 +23,23 @@ constexpr int64_t kSinglePassElements = 16384;
 } // namespace
 
 std::string NormSpec::name() const {
-  return std::string(kind == NormKind::RMS ? "rmsnorm2d_fwd" : "layernorm2d_fwd") + (withAdd ? "_with_add" : "");
+  return std::string(kind == NormKind::RMS ? "rmsnorm2d_fwd" : "layernorm2d_fwd") + (withAdd ? "_with_add" : "") +
+         (quant ? "_dynamicquant" : "");
 }
 
 std::string NormSpec::key() const {
   return name() + "/" + dtypeName(dtype) + "/n" + std::to_string(hidden) + (gemma ? "/gemma" : "") +
          (modelSensitive ? "/t5" : "") + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") +
-         (within2GiB ? "" : "/far") + (sequentialReductions ? "/seq" : "");
+         (within2GiB ? "" : "/far") + (sequentialReductions ? "/seq" : "") + (quant ? "/" + quant->key() : "");
 }
 
 std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::string *error) {
   const int64_t n = spec.hidden;
+  const std::optional<RowQuant> &quant = spec.quant;
   const bool singlePass = n <= kSinglePassElements;
   // Chunks of long rows are half a single pass: their accumulators stay in registers.
-  const int64_t block = singlePass ? powerOfTwoAtLeast(n) : kSinglePassElements / 2;
+  const int64_t block =
+      std::max(singlePass ? powerOfTwoAtLeast(n) : kSinglePassElements / 2, quant ? quant->group : int64_t(0));
   const bool layer = spec.kind == NormKind::Layer;
   ModuleBuilder mb;
   {
@@ -60,7 +64,14 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
         k.assumeAligned(t.pointer, 16);
       return t;
     };
-    Tensor out = rows("out"), input = rows("input");
+    // A quantizing norm writes the quantizer's outputs instead of `out` in the dtype.
+    std::optional<RowQuantizer> quantizer;
+    std::optional<Tensor> out;
+    if (quant)
+      quantizer.emplace(k, *quant, n, reach, spec.vectorAligned);
+    else
+      out = rows("out");
+    Tensor input = rows("input");
     std::optional<Tensor> residualIn, residualOut, bias;
     if (spec.withAdd) {
       residualIn = rows("residual_in");
@@ -83,8 +94,8 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
       store(*residualOut, {row, c}, sum);
       return sum.to(DType::f32);
     };
-    // out = (x - mean) * scale * w (+ b): RMSNorm has no mean.
-    auto normalize = [&](Value c, Value x, std::optional<Value> mean, Value scale) {
+    // (x - mean) * scale * w (+ b) rounded to the dtype, in f32: RMSNorm has no mean.
+    auto normalized = [&](Value c, Value x, std::optional<Value> mean, Value scale) {
       Value y = (mean ? x - *mean : x) * scale;
       if (spec.modelSensitive)
         y = y.to(dt).to(DType::f32);
@@ -94,7 +105,23 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
       y = y * w;
       if (bias)
         y = y + load(*bias, {c}).to(DType::f32);
-      store(out, {row, c}, y.to(dt));
+      return y.to(dt).to(DType::f32);
+    };
+    // Writes the normalized chunk at c0: in the dtype, or quantized (per token with the
+    // row's `tokenScale`).
+    auto emit = [&](Value c0, Value y, std::optional<Value> tokenScale) {
+      if (quantizer)
+        quantizer->storeChunk(row, c0, columns, y, tokenScale);
+      else
+        store(*out, {row, c0 + columns}, y.to(dt));
+    };
+    // The whole row in registers: per-token quantization takes its amax first.
+    auto normalize = [&](Value x, std::optional<Value> mean, Value scale) {
+      Value y = normalized(columns, x, mean, scale);
+      std::optional<Value> tokenScale;
+      if (quantizer && quantizer->needsRowScale())
+        tokenScale = quantizer->rowScale(row, abs(y).max(0));
+      emit(constant(0, DType::i32), y, tokenScale);
     };
     // RMSNorm: scale = rsqrt(mean(x^2) + eps). LayerNorm: a first mean m0, then the
     // deviations d = x - m0 of the columns inside the row (padding lanes read 0, so their d
@@ -112,15 +139,15 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
     if (singlePass) {
       Value x = readRow(columns, true);
       if (!layer) {
-        normalize(columns, x, std::nullopt, rsqrt((x * x).sum(0) / double(n) + epsilon));
+        normalize(x, std::nullopt, rsqrt((x * x).sum(0) / double(n) + epsilon));
       } else {
         std::optional<Value> m0 = x.sum(0) / double(n);
         Value d = deviation(columns, x, m0);
         if (spec.sequentialReductions) {
           auto [shift, scale] = statistics(d.sum(0), (d * d).sum(0));
-          normalize(columns, x, *m0 + shift, scale);
+          normalize(x, *m0 + shift, scale);
         } else {
-          normalize(columns, x, m0, rsqrt((d * d).sum(0) / double(n) + epsilon));
+          normalize(x, m0, rsqrt((d * d).sum(0) / double(n) + epsilon));
         }
       }
     } else {
@@ -154,12 +181,26 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
       } else {
         scale = rsqrt(sums[0].sum(0) / double(n) + epsilon);
       }
+      // Per-token quantization walks the output once more for its amax.
+      std::optional<Value> tokenScale;
+      if (quantizer && quantizer->needsRowScale()) {
+        Value amax = forRange(0, n, block, {zeros({block}, DType::f32)},
+                              [&](Value c0, const std::vector<Value> &acc) {
+                                Value c = c0 + columns;
+                                Value y = normalized(c, readRow(c, false), mean, scale);
+                                return std::vector<Value>{maximum(acc[0], abs(y))};
+                              })[0]
+                         .max(0);
+        tokenScale = quantizer->rowScale(row, amax);
+      }
       forRange(0, n, block, {}, [&](Value c0, const std::vector<Value> &) {
         Value c = c0 + columns;
-        normalize(c, readRow(c, false), mean, scale);
+        emit(c0, normalized(c, readRow(c, false), mean, scale), tokenScale);
         return std::vector<Value>{};
       });
     }
+    if (quantizer)
+      quantizer->finishRow(row, block);
   }
   return mb.finish(error);
 }
@@ -168,12 +209,12 @@ namespace {
 
 bool launchNorm(OpRuntime &rt, NormSpec spec, const TensorRef &out, const TensorRef &input,
                 const TensorRef *residualIn, const TensorRef *residualOut, const TensorRef &weight,
-                const TensorRef *bias, float epsilon, std::string *error) {
+                const TensorRef *bias, float epsilon, std::string *error, const TensorRef *yscale = nullptr) {
   int64_t m = input.shape[0];
   if (m == 0)
     return true;
   std::vector<const TensorRef *> tensors{&out, &input, &weight};
-  for (const TensorRef *t : {residualIn, residualOut, bias})
+  for (const TensorRef *t : {residualIn, residualOut, bias, yscale})
     if (t)
       tensors.push_back(t);
   spec.warpSize = rt.warpSize();
@@ -181,24 +222,29 @@ bool launchNorm(OpRuntime &rt, NormSpec spec, const TensorRef &out, const Tensor
   spec.vectorAligned = vectorAligned(tensors);
   spec.within2GiB = within2GiB(tensors);
   NamedArgs args;
-  args.tensor("out", out).tensor("input", input).tensor("weight", weight).f32("epsilon", epsilon);
+  args.tensor("input", input).tensor("weight", weight).f32("epsilon", epsilon);
+  if (spec.quant)
+    quantOutputArgs(args, *spec.quant, out, *yscale);
+  else
+    args.tensor("out", out);
   if (residualIn)
     args.tensor("residual_in", *residualIn).tensor("residual_out", *residualOut);
   if (bias)
     args.tensor("bias", *bias);
   std::string launchError;
-  if (!rt.launch(spec.key(), [&](std::string *e) { return buildNorm(spec, e); }, spec.name(), {uint32_t(m), 1, 1},
+  uint32_t programs = spec.quant ? quantRows(*spec.quant, m) : uint32_t(m);
+  if (!rt.launch(spec.key(), [&](std::string *e) { return buildNorm(spec, e); }, spec.name(), {programs, 1, 1},
                  args, &launchError))
     return opError(error, spec.name(), launchError);
   return true;
 }
 
-/// The checks every norm makes: rows in, rows out like them, a weight (and bias) vector,
-/// residuals like the input for the fused add.
+/// The checks every norm makes: rows in, rows out like them (unless quantized), a weight
+/// (and bias) vector, residuals like the input for the fused add.
 bool checkNorm(const ArgumentChecker &check, const TensorRef &out, const TensorRef &input,
                const TensorRef *residualIn, const TensorRef *residualOut, const TensorRef &weight,
-               const TensorRef *bias) {
-  if (!check.rows("input", input, kNormDTypes) || !check.sameAs("out", out, input))
+               const TensorRef *bias, bool quantized = false) {
+  if (!check.rows("input", input, kNormDTypes) || (!quantized && !check.sameAs("out", out, input)))
     return false;
   if (residualIn && (!check.sameAs("residual_in", *residualIn, input) ||
                      !check.sameAs("residual_out", *residualOut, input)))
@@ -251,4 +297,48 @@ bool wavetile::ops::layernorm2d_fwd_with_add(OpRuntime &rt, const TensorRef &out
     return false;
   NormSpec spec{NormKind::Layer, input.dtype, input.shape[1], true};
   return launchNorm(rt, spec, out, input, &residualIn, &residualOut, weight, &bias, epsilon, error);
+}
+
+namespace {
+
+bool launchQuantizingRmsNorm(const std::string &op, OpRuntime &rt, const TensorRef &out, const TensorRef &input,
+                             const TensorRef *residualIn, const TensorRef *residualOut, const TensorRef &yscale,
+                             const TensorRef &weight, float epsilon, int useModelSensitiveRmsnorm, int64_t groupSize,
+                             bool shuffleScale, MxScaleRound round, std::string *error) {
+  ArgumentChecker check(op, error);
+  if (!checkNorm(check, out, input, residualIn, residualOut, weight, nullptr, /*quantized=*/true) ||
+      !check.flag("use_model_sensitive_rmsnorm", useModelSensitiveRmsnorm))
+    return false;
+  RowQuant quant{groupSize == 0 ? QuantScheme::PerToken : QuantScheme::PerGroup};
+  quant.group = groupSize;
+  quant.round = round;
+  quant.shuffleScales = shuffleScale;
+  if (groupSize != 0 && groupSize != 32 && groupSize != 64 && groupSize != 128)
+    return opError(error, op, "group_size must be 0 (per token), 32, 64 or 128, got " + std::to_string(groupSize));
+  if (!checkQuantOutputs(check, op, quant, out, input, yscale, error))
+    return false;
+  NormSpec spec{NormKind::RMS, input.dtype, input.shape[1], residualIn != nullptr, false,
+                useModelSensitiveRmsnorm == 1};
+  spec.quant = quant;
+  return launchNorm(rt, spec, out, input, residualIn, residualOut, weight, nullptr, epsilon, error, &yscale);
+}
+
+} // namespace
+
+bool wavetile::ops::rmsnorm2d_fwd_with_dynamicquant(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
+                                                    const TensorRef &yscale, const TensorRef &weight, float epsilon,
+                                                    int useModelSensitiveRmsnorm, int64_t groupSize,
+                                                    bool shuffleScale, std::string *error, MxScaleRound round) {
+  return launchQuantizingRmsNorm("rmsnorm2d_fwd_with_dynamicquant", rt, out, input, nullptr, nullptr, yscale, weight,
+                                 epsilon, useModelSensitiveRmsnorm, groupSize, shuffleScale, round, error);
+}
+
+bool wavetile::ops::rmsnorm2d_fwd_with_add_dynamicquant(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
+                                                        const TensorRef &residualIn, const TensorRef &residualOut,
+                                                        const TensorRef &yscale, const TensorRef &weight,
+                                                        float epsilon, int useModelSensitiveRmsnorm, int64_t groupSize,
+                                                        bool shuffleScale, std::string *error, MxScaleRound round) {
+  return launchQuantizingRmsNorm("rmsnorm2d_fwd_with_add_dynamicquant", rt, out, input, &residualIn, &residualOut,
+                                 yscale, weight, epsilon, useModelSensitiveRmsnorm, groupSize, shuffleScale, round,
+                                 error);
 }

@@ -67,7 +67,27 @@ bool NamedArgs::inOrderOf(const KernelSignature &kernel, std::vector<KernelArg> 
 }
 
 OpRuntime::OpRuntime(Device &device, std::unique_ptr<Jit> jit) : device_(device), jit_(std::move(jit)) {}
-OpRuntime::~OpRuntime() = default;
+OpRuntime::~OpRuntime() {
+  std::string ignored;
+  if (workspace_)
+    device_.release(workspace_, &ignored);
+}
+
+TensorRef OpRuntime::workspace(size_t bytes, std::string *error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (bytes > workspaceBytes_) {
+    // Kernels in flight may still use the smaller one.
+    if (workspace_ && (!device_.synchronize(error) || !device_.release(workspace_, error)))
+      return {};
+    workspace_ = nullptr;
+    workspaceBytes_ = 0;
+    workspace_ = device_.allocate(bytes, error);
+    if (!workspace_)
+      return {};
+    workspaceBytes_ = bytes;
+  }
+  return {workspace_, DType::i8, {int64_t(bytes)}, {1}};
+}
 
 std::unique_ptr<OpRuntime> OpRuntime::create(Device &device, std::string *error) {
   if (device.target().empty()) {

@@ -51,7 +51,7 @@ uint8_t encodeFp8(float value, bool fnuz) {
 }
 
 struct Case {
-  QuantMode mode;
+  QuantScheme mode;
   DType in, out;
   int64_t m, n, group;
 };
@@ -72,16 +72,18 @@ TEST_P(QuantTest, MatchesReferenceBitForBit) {
     for (int64_t c = 0; c < stride; ++c)
       input.set(r * stride + c, r % 5 == 4 ? 0.f : value(rng) * (c % 17 == 0 ? 8.f : 1.f)); // row 4: all zero
   std::vector<uint8_t> out(m * stride, 0x7f);
-  int64_t scaleCount = mode == QuantMode::PerGroup ? m * (n / group) : mode == QuantMode::PerToken ? m : 1;
+  int64_t scaleCount = mode == QuantScheme::PerGroup ? m * (n / group) : mode == QuantScheme::PerToken ? m : 1;
   std::vector<float> scales(scaleCount, NAN);
   const float staticScale = 0.037f;
-  if (mode == QuantMode::StaticPerTensor)
+  if (mode == QuantScheme::StaticPerTensor)
     scales[0] = staticScale;
   TensorRef o{out.data(), outType, {m, n}, {stride, 1}}, in{input.data(), inType, {m, n}, {stride, 1}};
-  bool ok = mode == QuantMode::PerToken
+  bool ok = mode == QuantScheme::DynamicPerTensor
+                ? dynamic_per_tensor_quant(*runtime, o, in, TensorRef::contiguous(scales.data(), DType::f32, {1}), &error)
+            : mode == QuantScheme::PerToken
                 ? dynamic_per_token_scaled_quant(*runtime, o, in, TensorRef::contiguous(scales.data(), DType::f32, {m, 1}),
                                                  &error)
-            : mode == QuantMode::PerGroup
+            : mode == QuantScheme::PerGroup
                 ? dynamic_per_group_scaled_quant(*runtime, o, in,
                                                  TensorRef::contiguous(scales.data(), DType::f32, {m, n / group}),
                                                  group, &error)
@@ -89,17 +91,25 @@ TEST_P(QuantTest, MatchesReferenceBitForBit) {
   ASSERT_TRUE(ok) << error;
 
   const float qmax = float(quantMax(outType));
-  const int64_t span = mode == QuantMode::PerGroup ? group : n;
+  float tensorAmax = 0;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < n; ++c)
+      tensorAmax = std::max(tensorAmax, std::abs(input.get(r * stride + c)));
+  const int64_t span = mode == QuantScheme::PerGroup ? group : n;
   int64_t bad = 0;
   for (int64_t r = 0; r < m; ++r)
     for (int64_t start = 0; start < n; start += span) {
       float scale = staticScale;
-      if (mode != QuantMode::StaticPerTensor) {
+      if (mode != QuantScheme::StaticPerTensor) {
         float amax = 0;
         for (int64_t c = start; c < start + span; ++c)
           amax = std::max(amax, std::abs(input.get(r * stride + c)));
+        if (mode == QuantScheme::DynamicPerTensor)
+          amax = tensorAmax;
         scale = amax > 0 ? amax / qmax : 1.f;
-        float got = scales[mode == QuantMode::PerGroup ? r * (n / group) + start / group : r];
+        float got = scales[mode == QuantScheme::PerGroup ? r * (n / group) + start / group
+                           : mode == QuantScheme::PerToken ? r
+                                                           : 0];
         if (got != scale && bad++ < 5)
           ADD_FAILURE() << "scale of row " << r << " at " << start << " = " << got << ", expected " << scale;
       }
@@ -122,20 +132,27 @@ TEST_P(QuantTest, MatchesReferenceBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(
     Host, QuantTest,
-    ::testing::Values(Case{QuantMode::PerToken, DType::bf16, DType::f8E4M3FN, 9, 4096, 0},
-                      Case{QuantMode::PerToken, DType::f16, DType::f8E4M3FNUZ, 5, 31, 0},
-                      Case{QuantMode::PerToken, DType::f32, DType::i8, 6, 10000, 0},
-                      Case{QuantMode::PerToken, DType::bf16, DType::f8E4M3FN, 2, 20000, 0}, // two passes
-                      Case{QuantMode::PerToken, DType::bf16, DType::i8, 1000, 7, 0},
-                      Case{QuantMode::PerToken, DType::bf16, DType::f8E4M3FN, 1, 1, 0},
-                      Case{QuantMode::PerGroup, DType::bf16, DType::f8E4M3FN, 7, 7168, 128},
-                      Case{QuantMode::PerGroup, DType::f16, DType::i8, 5, 96, 32},
-                      Case{QuantMode::PerGroup, DType::f32, DType::f8E4M3FNUZ, 3, 320, 64},
-                      Case{QuantMode::StaticPerTensor, DType::bf16, DType::f8E4M3FN, 5, 5000, 0},
-                      Case{QuantMode::StaticPerTensor, DType::f32, DType::i8, 3, 33, 0}),
+    ::testing::Values(Case{QuantScheme::PerToken, DType::bf16, DType::f8E4M3FN, 9, 4096, 0},
+                      Case{QuantScheme::PerToken, DType::f16, DType::f8E4M3FNUZ, 5, 31, 0},
+                      Case{QuantScheme::PerToken, DType::f32, DType::i8, 6, 10000, 0},
+                      Case{QuantScheme::PerToken, DType::bf16, DType::f8E4M3FN, 2, 20000, 0}, // two passes
+                      Case{QuantScheme::PerToken, DType::bf16, DType::i8, 1000, 7, 0},
+                      Case{QuantScheme::PerToken, DType::bf16, DType::f8E4M3FN, 1, 1, 0},
+                      Case{QuantScheme::PerGroup, DType::bf16, DType::f8E4M3FN, 7, 7168, 128},
+                      Case{QuantScheme::PerGroup, DType::f16, DType::i8, 5, 96, 32},
+                      Case{QuantScheme::PerGroup, DType::f32, DType::f8E4M3FNUZ, 3, 320, 64},
+                      Case{QuantScheme::StaticPerTensor, DType::bf16, DType::f8E4M3FN, 5, 5000, 0},
+                      Case{QuantScheme::StaticPerTensor, DType::f32, DType::i8, 3, 33, 0},
+                      // More rows than amax partials: programs reduce several rows each.
+                      Case{QuantScheme::DynamicPerTensor, DType::bf16, DType::f8E4M3FN, 1100, 33, 0},
+                      Case{QuantScheme::DynamicPerTensor, DType::f16, DType::i8, 3, 20000, 0},
+                      Case{QuantScheme::DynamicPerTensor, DType::f32, DType::f8E4M3FNUZ, 1, 7, 0}),
     [](const auto &info) {
       const Case &c = info.param;
-      std::string mode = c.mode == QuantMode::PerToken ? "token" : c.mode == QuantMode::PerGroup ? "group" : "static";
+      std::string mode = c.mode == QuantScheme::PerToken   ? "token"
+                         : c.mode == QuantScheme::PerGroup ? "group"
+                         : c.mode == QuantScheme::StaticPerTensor ? "static"
+                                                                  : "tensor";
       return mode + "_" + dsl::dtypeName(c.in) + "_to_" + dsl::dtypeName(c.out) + "_" + std::to_string(c.m) + "x" +
              std::to_string(c.n);
     });

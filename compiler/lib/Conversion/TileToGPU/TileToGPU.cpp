@@ -975,7 +975,9 @@ int64_t vectorWidth(const ThreadTile &t, Contiguity offsets, Type element) {
   const BlockedGeometry &g = t.geometry();
   unsigned last = g.rootDim(t.type.getRank() - 1);
   const DimPlacement &p = g.dims[last];
-  if (g.order.front() != last || p.size < p.blockExtent())
+  // The fastest dim the tile keeps (a slice drops its reduced dims).
+  const unsigned *fastest = llvm::find_if(g.order, [&](unsigned d) { return !g.isDropped(d); });
+  if (fastest == g.order.end() || *fastest != last || p.size < p.blockExtent())
     return 1;
   int64_t bits = memoryType(element).getIntOrFloatBitWidth();
   int64_t n = std::min({p.sizePerThread, offsets.contiguous, 128 / bits});

@@ -60,6 +60,8 @@ public:
   /// Conversion: int<->float, float widths, and narrowing to fp8/fp6/fp4 formats
   /// (round to nearest even; `saturate` clamps out-of-range values to the largest finite).
   Value to(DType dtype, bool saturate = false, SourceLoc loc = SourceLoc::current()) const;
+  /// The same bits read as `dtype` (of the same width): f32 <-> i32, bf16/f16 <-> i16, ...
+  Value bitcast(DType dtype, SourceLoc loc = SourceLoc::current()) const;
   /// Inserts a size-1 dimension at `axis`.
   Value expand(int axis, SourceLoc loc = SourceLoc::current()) const;
   Value broadcastTo(const Shape &shape, SourceLoc loc = SourceLoc::current()) const;

@@ -343,12 +343,19 @@ private:
     if (op->getNumResults() == 1)
       if (Attribute layout = desired.lookup(op->getResult(0)))
         return layout;
+    // Operands that are index computations can be rebuilt in any layout: the others decide.
     auto firstTileOperandLayout = [&]() -> Attribute {
+      Attribute index;
       for (Value operand : op->getOperands())
         if (auto t = dyn_cast<RankedTensorType>(operand.getType()); t && t.getShape() == type.getShape())
-          if (t.getEncoding())
-            return t.getEncoding();
-      return {};
+          if (t.getEncoding()) {
+            Operation *def = operand.getDefiningOp();
+            if (!def || !indexComputation.lookup(def))
+              return t.getEncoding();
+            if (!index)
+              index = t.getEncoding();
+          }
+      return index;
     };
     if (auto reduce = dyn_cast<ReduceOp>(op)) {
       // Reductions run on blocked layouts (see convertOperands): slice the one they will see.

@@ -16,7 +16,9 @@
 #ifndef WAVETILE_OPS_NORMS_H
 #define WAVETILE_OPS_NORMS_H
 
-#include "wavetile/ops/OpRuntime.h"
+#include "wavetile/ops/Quant.h"
+
+#include <optional>
 
 namespace wavetile::ops {
 
@@ -34,6 +36,24 @@ bool layernorm2d_fwd_with_add(OpRuntime &rt, const TensorRef &out, const TensorR
                               const TensorRef &residualIn, const TensorRef &residualOut, const TensorRef &weight,
                               const TensorRef &bias, float epsilon, std::string *error);
 
+/// RMSNorm whose output is quantized (AITER's rmsnorm2d_fwd_with_dynamicquant): the
+/// normalized rows, rounded to the input dtype, are quantized as the quantization ops do:
+/// groupSize 0 per token into `out` [M, N] of f8E4M3FN / f8E4M3FNUZ / i8 with f32 `yscale`
+/// [M]; 64 or 128 per group with f32 `yscale` [M, N / group]; 32 with an f4E2M1FN `out`
+/// [M, N/2] MXFP4 with f8E8M0FNU `yscale` (shuffled when `shuffleScale`; `round` as for
+/// dynamic_per_group_scaled_quant), or per group of 32 into fp8/int8. The result equals
+/// rmsnorm2d_fwd followed by the quantization op, bit for bit.
+bool rmsnorm2d_fwd_with_dynamicquant(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
+                                     const TensorRef &yscale, const TensorRef &weight, float epsilon,
+                                     int useModelSensitiveRmsnorm, int64_t groupSize, bool shuffleScale,
+                                     std::string *error, MxScaleRound round = MxScaleRound::RoundUp);
+/// The same after the fused add of rmsnorm2d_fwd_with_add (residualOut = input + residualIn).
+bool rmsnorm2d_fwd_with_add_dynamicquant(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
+                                         const TensorRef &residualIn, const TensorRef &residualOut,
+                                         const TensorRef &yscale, const TensorRef &weight, float epsilon,
+                                         int useModelSensitiveRmsnorm, int64_t groupSize, bool shuffleScale,
+                                         std::string *error, MxScaleRound round = MxScaleRound::RoundUp);
+
 enum class NormKind { RMS, Layer };
 
 /// The generated kernel, for tools and tests: what one specialization compiles.
@@ -48,6 +68,7 @@ struct NormSpec {
   bool within2GiB = true; // every tensor within 2 GiB of its start (buffer resources on AMD)
   int64_t warpSize = 32;  // of the target: blocks give each thread 16-byte vectors
   bool sequentialReductions = false; // the host: LayerNorm corrects its first mean
+  std::optional<RowQuant> quant;      // the output quantized (RMSNorm)
   /// The op and kernel name ("rmsnorm2d_fwd_with_add", ...).
   std::string name() const;
   std::string key() const;

@@ -80,6 +80,10 @@ public:
   bool launch(const std::string &specialization, const Builder &build, std::string_view kernel,
               std::array<uint32_t, 3> grid, const NamedArgs &args, std::string *error);
 
+  /// Device memory of at least `bytes` for ops that pass data between their kernels, kept
+  /// and reused (grown when asked for more): ops using it are ordered on `stream`.
+  TensorRef workspace(size_t bytes, std::string *error);
+
   /// Specializations compiled and loaded so far.
   size_t loadedModules() const;
 
@@ -89,6 +93,8 @@ private:
   std::unique_ptr<Jit> jit_;
   mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<LoadedModule>> loaded_;
+  void *workspace_ = nullptr;
+  size_t workspaceBytes_ = 0;
 };
 
 /// Fails with "<op>: <message>" (for argument checks).

@@ -6,10 +6,20 @@
 //   dynamic_per_token_scaled_quant   scales [M] (or [M, 1]): scale = amax(row) / max
 //   dynamic_per_group_scaled_quant   scales [M, N / group] (group 32, 64 or 128 dividing N):
 //                                    scale = amax(group) / max
+//   dynamic_per_tensor_quant         scale [1] written: scale = amax(input) / max
 //   static_per_tensor_quant          scale [1] given: out = quantize(x / scale)
 // A zero amax gives scale 1 (AITER's rule), so all-zero rows quantize to zeros. Quantizing
 // is x / scale in f32, then fp8 round-to-nearest-even with saturation, or int8
 // round-half-to-even clamped to [-128, 127].
+//
+// MXFP4 (dynamic_per_group_scaled_quant with an f4E2M1FN `out`, group 32): `out` [M, N/2]
+// holds e2m1 codes two per byte, element 2i in the low nibble (torch.float4_e2m1fn_x2);
+// `scales` (f8E8M0FNU, one byte 2^(byte - 127) per 32 elements) are [M, ceil(N/32)], or,
+// shuffled, AITER's e8m0_shuffle layout of [roundup(M, 256), roundup(ceil(N/32), 8)] bytes
+// with zeros in the padding of the first roundup(M, 32) rows. The byte of a group's amax is
+// computed as AITER does for each MxScaleRound mode; the group is multiplied by the inverse
+// scale (exact) and rounded to e2m1 to nearest even, saturating at ±6, the sign kept (so
+// negative values that round to 0 give code 8). Byte 0 and 255 (NaN) give codes 0. N even.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAVETILE_OPS_QUANT_H
@@ -19,28 +29,58 @@
 
 namespace wavetile::ops {
 
+/// How an MXFP4 group's e8m0 scale is rounded (AITER's MxScaleRoundMode, same values):
+///   RoundDown  floor_pow2(amax) / 4 (OCP)       RoundUp  ceil_pow2(amax / 6) (the default)
+///   Even       round_pow2(amax at 1.75) / 4     Ceil     ceil_pow2(amax) / 4
+enum class MxScaleRound { RoundDown = 0, RoundUp = 1, Even = 2, Ceil = 3 };
+
 bool dynamic_per_token_scaled_quant(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
                                     const TensorRef &scales, std::string *error);
 bool dynamic_per_group_scaled_quant(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
-                                    const TensorRef &scales, int64_t groupSize, std::string *error);
+                                    const TensorRef &scales, int64_t groupSize, std::string *error,
+                                    MxScaleRound round = MxScaleRound::RoundUp, bool shuffleScale = false);
+bool dynamic_per_tensor_quant(OpRuntime &rt, const TensorRef &out, const TensorRef &input, const TensorRef &scale,
+                              std::string *error);
 bool static_per_tensor_quant(OpRuntime &rt, const TensorRef &out, const TensorRef &input, const TensorRef &scale,
                              std::string *error);
 
-enum class QuantMode { PerToken, PerGroup, StaticPerTensor };
+enum class QuantScheme { PerToken, PerGroup, Mx, StaticPerTensor, DynamicPerTensor };
+
+/// How rows are quantized: what a quantization op or a quantizing norm writes.
+struct RowQuant {
+  QuantScheme scheme = QuantScheme::PerToken;
+  DType out = DType::f8E4M3FN; // f8E4M3FN, f8E4M3FNUZ or i8; f4E2M1FN for Mx
+  int64_t group = 0;           // PerGroup: 32, 64 or 128; Mx: 32
+  MxScaleRound round = MxScaleRound::RoundUp;
+  bool shuffleScales = false; // Mx
+  std::string key() const;
+};
 
 struct QuantSpec {
-  QuantMode mode;
-  DType input, output;
-  int64_t hidden, group = 0; // group: PerGroup only
+  RowQuant quant;
+  DType input;
+  int64_t hidden;
   int64_t warpSize = 32;
   bool vectorAligned = false, within2GiB = true;
   std::string name() const;
   std::string key() const;
 };
+/// The quantization kernel; DynamicPerTensor modules also hold "<name>_amax", which writes
+/// the partial amaxes the quantization kernel reads.
 std::unique_ptr<Module> buildQuant(const QuantSpec &spec, std::string *error);
 
-/// The largest finite value of a quantized dtype (448, 240, 127); 0 for other dtypes.
+/// The shape of shuffled MXFP4 scales for [rows, groups] scales: rows padded to 256,
+/// groups to 8.
+int64_t shuffledScaleRows(int64_t rows);
+int64_t shuffledScaleColumns(int64_t groups);
+
+/// The largest finite value of a quantized dtype (448, 240, 127, 6 for f4E2M1FN); 0 for
+/// other dtypes.
 double quantMax(DType dtype);
+
+/// The fp8 dtype library ops default to on a target: f8E4M3FNUZ on gfx942 (what its
+/// hardware converts), f8E4M3FN elsewhere.
+DType defaultFp8(std::string_view target);
 
 } // namespace wavetile::ops
 

@@ -1,0 +1,249 @@
+//===- RowQuant.cpp - quantizing rows held in registers -------------------===//
+
+#include "RowQuant.h"
+
+#include "Checks.h"
+
+#include <bit>
+
+using namespace wavetile;
+using namespace wavetile::dsl;
+using namespace wavetile::ops;
+
+namespace {
+constexpr int64_t kMxGroup = 32;
+constexpr int32_t kF32Mantissa = 0x7FFFFF;
+} // namespace
+
+int64_t wavetile::ops::shuffledScaleRows(int64_t rows) { return (rows + 255) / 256 * 256; }
+int64_t wavetile::ops::shuffledScaleColumns(int64_t groups) { return (groups + 7) / 8 * 8; }
+
+Value wavetile::ops::e8m0ScaleOf(Value amax, MxScaleRound round) {
+  // The biased exponent of `v` (f32), one up when `ceil` and any mantissa bit is set (not
+  // past 255, the NaN byte).
+  auto exponentOf = [](Value v, bool ceil) {
+    Value bits = v.bitcast(DType::i32);
+    Value exponent = (bits >> 23) & 0xFF;
+    if (!ceil)
+      return exponent;
+    return where((exponent < 0xFF) & ((bits & kF32Mantissa) != 0), exponent + 1, exponent);
+  };
+  // e2m1's largest value is 6; its largest power of two 4. The products are the f32
+  // multiplies AITER's kernels do (1/6 rounded to f32).
+  switch (round) {
+  case MxScaleRound::RoundUp:
+    return exponentOf(amax * double(1.0f / 6.0f), true);
+  case MxScaleRound::RoundDown:
+    return exponentOf(amax * 0.25, false);
+  case MxScaleRound::Ceil:
+    return exponentOf(amax * 0.25, true);
+  case MxScaleRound::Even: {
+    // Round amax's mantissa at its second bit (1.75 rounds up), drop it, divide by 4.
+    Value rounded = ((amax.bitcast(DType::i32) + 0x200000) >> 23) & 0xFF;
+    return where(rounded >= 2, rounded - 2, 0);
+  }
+  }
+  return amax;
+}
+
+RowQuantizer::RowQuantizer(KernelBuilder &k, const RowQuant &quant, int64_t hidden, Reach reach, bool aligned)
+    : quant_(quant), hidden_(hidden) {
+  const bool mx = quant.scheme == QuantScheme::Mx;
+  // MXFP4 packs two codes per byte: the output is [M, N/2] bytes.
+  out_ = k.tensor("out", mx ? DType::i8 : quant.out, {Dim::dynamic(), Dim::fixed(mx ? hidden / 2 : hidden)},
+                  /*contiguous=*/false, reach);
+  if (aligned) {
+    k.assumeAligned(out_.pointer, 16);
+    k.assumeDivisible(out_.stride(0), 16);
+  }
+  switch (quant.scheme) {
+  case QuantScheme::PerToken:
+    scales_ = k.tensor("scales", DType::f32, {Dim::dynamic()}, /*contiguous=*/true, reach);
+    break;
+  case QuantScheme::PerGroup:
+    scales_ = k.tensor("scales", DType::f32, {Dim::dynamic(), Dim::fixed(hidden / quant.group)}, false, reach);
+    break;
+  case QuantScheme::Mx:
+    if (quant.shuffleScales) // addressed by the shuffle formula
+      scales_ = k.tensor("scales", DType::i8, {Dim::dynamic()}, /*contiguous=*/true, reach);
+    else
+      scales_ = k.tensor("scales", DType::i8, {Dim::dynamic(), Dim::fixed((hidden + kMxGroup - 1) / kMxGroup)},
+                         false, reach);
+    break;
+  case QuantScheme::StaticPerTensor:
+    scales_ = k.tensor("scale", DType::f32, {Dim::fixed(1)}, /*contiguous=*/true, reach);
+    break;
+  case QuantScheme::DynamicPerTensor:
+    scales_ = k.tensor("scale", DType::f32, {Dim::fixed(1)}, /*contiguous=*/true, reach);
+    partials_ = k.tensor("partials", DType::f32, {Dim::fixed(kAmaxPartials)}, /*contiguous=*/true, reach);
+    break;
+  }
+}
+
+Value RowQuantizer::rowScale(Value row, Value amax) {
+  // AITER's rule: a zero amax gives scale 1, so all-zero rows quantize to zeros.
+  Value scale = where(amax > 0.0, amax / quantMax(quant_.out), 1.0);
+  store(*scales_, {row + arange(0, 1)}, full({1}, scale, DType::f32));
+  return scale;
+}
+
+Value RowQuantizer::tensorScale() {
+  Value index = arange(0, quant_.scheme == QuantScheme::DynamicPerTensor ? int32_t(kAmaxPartials) : 1);
+  if (quant_.scheme == QuantScheme::StaticPerTensor)
+    return load(*scales_, {index}).sum(0);
+  Value amax = load(*partials_, {index}).max(0);
+  Value scale = where(amax > 0.0, amax / quantMax(quant_.out), 1.0);
+  Value first = programId(0) == 0;
+  ifThen(first, [&] { store(*scales_, {arange(0, 1)}, full({1}, scale, DType::f32)); });
+  return scale;
+}
+
+Value RowQuantizer::quantized(Value y) const {
+  if (quant_.out != DType::i8)
+    return y.to(quant_.out, /*saturate=*/true);
+  // Round half to even, then clamp (out-of-range f32 -> i8 conversions are undefined).
+  Value r = floor(y + 0.5);
+  Value halfway = (r - y) == 0.5;
+  Value odd = (r - 2.0 * floor(r * 0.5)) == 1.0;
+  r = where(halfway & odd, r - 1.0, r);
+  return minimum(maximum(r, -128.0), 127.0).to(DType::i8);
+}
+
+void RowQuantizer::storeChunk(Value row, Value c0, Value columns, Value x, std::optional<Value> scale) {
+  const int64_t block = x.shape()[0];
+  if (quant_.scheme == QuantScheme::Mx)
+    return storeMx(row, c0, x, block);
+  if (quant_.scheme == QuantScheme::PerGroup)
+    return storeGroups(row, c0, columns, x, block);
+  store(out_, {row, c0 + columns}, quantized(x / *scale));
+}
+
+void RowQuantizer::storeGroups(Value row, Value c0, Value columns, Value x, int64_t block) {
+  const int64_t group = quant_.group, groups = block / group;
+  Value amax = abs(x).reshape({groups, group}).max(1);
+  Value scale = where(amax > 0.0, amax / quantMax(quant_.out), 1.0);
+  store(*scales_, {row, c0 / group + arange(0, int32_t(groups))}, scale);
+  Value perElement = scale.expand(1).broadcastTo({groups, group}).reshape({block});
+  store(out_, {row, c0 + columns}, quantized(x / perElement));
+}
+
+void RowQuantizer::storeMx(Value row, Value c0, Value x, int64_t block) {
+  const int64_t groups = block / kMxGroup;
+  Value exponent = e8m0ScaleOf(abs(x).reshape({groups, kMxGroup}).max(1), quant_.round);
+  // x is divided by 2^(exponent - 127) by multiplying with its inverse, exact (a power of two
+  // from 2^126 down to 2^-126: no rounding mode gives byte 254 for a finite amax); byte 0
+  // (and NaN's 255) multiply by 0.
+  Value inverse = where((exponent == 0) | (exponent == 255), 0.0, ((254 - exponent) << 23).bitcast(DType::f32));
+  Value y = x * inverse.expand(1).broadcastTo({groups, kMxGroup}).reshape({block});
+  // e2m1 round to nearest even, saturating at 6: the code counts the midpoints below |y|,
+  // ties going to the even code (0, 1.0, 2.0, 4.0, 6.0 have even codes).
+  Value a = abs(y);
+  Value code = (a > 0.25).to(DType::i32) + (a >= 0.75).to(DType::i32) + (a > 1.25).to(DType::i32) +
+               (a >= 1.75).to(DType::i32) + (a > 2.5).to(DType::i32) + (a >= 3.5).to(DType::i32) +
+               (a > 5.0).to(DType::i32);
+  code = code | where(y.bitcast(DType::i32) < 0, 8, 0);
+  // Element 2i in the low nibble of byte i.
+  Value shifts = (arange(0, 2) * 4).expand(0).broadcastTo({block / 2, 2});
+  Value bytes = (code.reshape({block / 2, 2}) << shifts).sum(1).to(DType::i8);
+  store(out_, {row, c0 / 2 + arange(0, int32_t(block / 2))}, bytes);
+
+  Value g = c0 / kMxGroup + arange(0, int32_t(groups));
+  Value byte = exponent.to(DType::i8);
+  if (quant_.shuffleScales)
+    storeShuffledScales(row, g, byte);
+  else
+    store(*scales_, {row, g}, byte);
+}
+
+void RowQuantizer::storeShuffledScales(Value row, Value g, Value bytes) {
+  // AITER's e8m0_shuffle: 32-row by 8-group tiles of 256 bytes. Rows past M and groups past
+  // N/32 hold zeros (their amax is 0, or finishRow writes them).
+  const int64_t paddedGroups = shuffledScaleColumns((hidden_ + kMxGroup - 1) / kMxGroup);
+  Value index = (row / 32) * int32_t(paddedGroups * 32) + (g / 8) * 256 + (g % 4) * 64 + (row % 16) * 4 +
+                ((g % 8) / 4) * 2 + (row % 32) / 16;
+  store(scales_->pointer, index, bytes, g < int32_t(paddedGroups));
+}
+
+void RowQuantizer::finishRow(Value row, int64_t block) {
+  if (quant_.scheme != QuantScheme::Mx || !quant_.shuffleScales)
+    return;
+  const int64_t covered = (hidden_ + block - 1) / block * block / kMxGroup;
+  const int64_t padded = shuffledScaleColumns((hidden_ + kMxGroup - 1) / kMxGroup);
+  if (covered >= padded)
+    return;
+  const int64_t count = int64_t(std::bit_ceil(uint64_t(padded - covered)));
+  storeShuffledScales(row, int32_t(covered) + arange(0, int32_t(count)), zeros({count}, DType::i8));
+}
+
+/// Checks `out` and `scales` (or `scale`) for `quant` over `input` [M, N]; fills in the
+/// scheme's dtype from `out`.
+bool wavetile::ops::checkQuantOutputs(const ArgumentChecker &check, const std::string &op, RowQuant &quant, const TensorRef &out,
+                       const TensorRef &input, const TensorRef &scales, std::string *error) {
+  int64_t m = input.shape[0], n = input.shape[1];
+  if (out.dtype == DType::f4E2M1FN && quant.scheme == QuantScheme::PerGroup)
+    quant.scheme = QuantScheme::Mx;
+  if (quant.scheme == QuantScheme::Mx) {
+    if (out.dtype != DType::f4E2M1FN)
+      return opError(error, op, std::string("'out' has dtype ") + dsl::dtypeName(out.dtype) +
+                                    "; MXFP4 output is f4E2M1FN (packed two per byte)");
+    if (quant.group != 32)
+      return opError(error, op, "MXFP4 quantizes groups of 32, got group_size " + std::to_string(quant.group));
+    if (n % 2)
+      return opError(error, op, "MXFP4 packs pairs of elements; the hidden size " + std::to_string(n) + " is odd");
+    if (!check.shaped("out", out, DType::f4E2M1FN, {m, n / 2}))
+      return false;
+    int64_t groups = (n + 31) / 32;
+    if (!quant.shuffleScales)
+      return check.shaped("scales", scales, DType::f8E8M0FNU, {m, groups});
+    return check.shaped("scales", scales, DType::f8E8M0FNU, {shuffledScaleRows(m), shuffledScaleColumns(groups)}) &&
+           (scales.strides[0] == scales.shape[1] ||
+            opError(error, op, "shuffled 'scales' must be contiguous"));
+  }
+  if (quant.shuffleScales)
+    return opError(error, op, "shuffled scales are MXFP4's (an f4E2M1FN 'out' with group_size 32)");
+  if (quantMax(out.dtype) == 0 || out.dtype == DType::f4E2M1FN)
+    return opError(error, op, std::string("'out' has dtype ") + dsl::dtypeName(out.dtype) +
+                                  "; expected f8E4M3FN, f8E4M3FNUZ or i8");
+  quant.out = out.dtype;
+  if (!check.shaped("out", out, out.dtype, input.shape))
+    return false;
+  switch (quant.scheme) {
+  case QuantScheme::PerGroup:
+    if (quant.group != 32 && quant.group != 64 && quant.group != 128)
+      return opError(error, op, "group_size must be 32, 64 or 128, got " + std::to_string(quant.group));
+    if (n % quant.group)
+      return opError(error, op, "the hidden size " + std::to_string(n) + " is not a multiple of group_size " +
+                                    std::to_string(quant.group));
+    return check.shaped("scales", scales, DType::f32, {m, n / quant.group});
+  case QuantScheme::PerToken: {
+    TensorRef flat = scales;
+    if (flat.rank() == 2 && flat.shape[1] == 1)
+      flat = {scales.data, scales.dtype, {scales.shape[0]}, {scales.strides[0]}};
+    return check.vector("scales", flat, DType::f32, m);
+  }
+  default:
+    return check.vector("scale", scales, DType::f32, 1);
+  }
+}
+
+/// The launch arguments of the outputs `checkQuantOutputs` accepted.
+void wavetile::ops::quantOutputArgs(NamedArgs &args, const RowQuant &quant, const TensorRef &out, const TensorRef &scales) {
+  if (quant.scheme == QuantScheme::Mx) {
+    args.tensor("out", {out.data, DType::i8, out.shape, out.strides});
+    if (quant.shuffleScales)
+      args.tensor("scales", {scales.data, DType::i8, {scales.numel()}, {1}});
+    else
+      args.tensor("scales", {scales.data, DType::i8, scales.shape, scales.strides});
+    return;
+  }
+  args.tensor("out", out);
+  if (quant.scheme == QuantScheme::PerToken)
+    args.tensor("scales", {scales.data, DType::f32, {out.shape[0]}, {scales.strides[0]}});
+  else
+    args.tensor(quant.scheme == QuantScheme::PerGroup ? "scales" : "scale", scales);
+}
+
+/// Rows a quantizing kernel's grid covers: shuffled MXFP4 scales pad rows to 32.
+uint32_t wavetile::ops::quantRows(const RowQuant &quant, int64_t m) {
+  return uint32_t(quant.scheme == QuantScheme::Mx && quant.shuffleScales ? (m + 31) / 32 * 32 : m);
+}

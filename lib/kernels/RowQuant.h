@@ -1,0 +1,74 @@
+//===- RowQuant.h - quantizing rows held in registers -----------*- C++ -*-===//
+//
+// What the quantization ops and the norms that quantize their output share: the output
+// tensors of each scheme, scales from an absolute maximum, and the conversion to fp8, int8
+// or MXFP4 (e2m1 codes packed two per byte, one e8m0 scale per 32 elements).
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAVETILE_LIB_KERNELS_ROWQUANT_H
+#define WAVETILE_LIB_KERNELS_ROWQUANT_H
+
+#include "wavetile/ops/Quant.h"
+
+#include <optional>
+
+namespace wavetile::ops {
+
+/// Dynamic per-tensor quantization first reduces rows to this many partial amaxes (program p
+/// takes rows p, p + kAmaxPartials, ...); every quantizing program then reads all of them.
+constexpr int64_t kAmaxPartials = 512;
+
+/// Declares a quantizing kernel's outputs ("out", and "scales" or "scale") and writes them.
+/// `x` values are f32 chunks [block] of one row, `columns` = arange(0, block).
+class RowQuantizer {
+public:
+  RowQuantizer(dsl::KernelBuilder &k, const RowQuant &quant, int64_t hidden, dsl::Reach reach, bool vectorAligned);
+
+  /// Chunks must hold whole groups (and MXFP4 chunks whole bytes).
+  int64_t minimumBlock() const { return quant_.group ? quant_.group : 1; }
+  /// Whether the output needs the whole row's amax first (per token).
+  bool needsRowScale() const { return quant_.scheme == QuantScheme::PerToken; }
+  /// The divisor of per-token quantization for a row's amax; stored for `row`.
+  dsl::Value rowScale(dsl::Value row, dsl::Value amax);
+  /// The divisor of per-tensor quantization: the given scale (static), or the one the
+  /// per-tensor amax partials give (dynamic; program 0 stores it).
+  dsl::Value tensorScale();
+  /// Quantizes and stores chunk [c0, c0 + block) of `row`: per token and per tensor with
+  /// `scale`, per group and MXFP4 with the chunk's group scales (which it stores too).
+  void storeChunk(dsl::Value row, dsl::Value c0, dsl::Value columns, dsl::Value x,
+                  std::optional<dsl::Value> scale = std::nullopt);
+
+  /// After the chunks of `row` (of `block` elements): zeros for the shuffled MXFP4 scale
+  /// columns they do not reach.
+  void finishRow(dsl::Value row, int64_t block);
+
+private:
+  void storeShuffledScales(dsl::Value row, dsl::Value g, dsl::Value bytes);
+  dsl::Value quantized(dsl::Value y) const; // y = x / scale, to the output dtype
+  void storeMx(dsl::Value row, dsl::Value c0, dsl::Value x, int64_t block);
+  void storeGroups(dsl::Value row, dsl::Value c0, dsl::Value columns, dsl::Value x, int64_t block);
+
+  RowQuant quant_;
+  int64_t hidden_;
+  dsl::Tensor out_;
+  std::optional<dsl::Tensor> scales_, partials_;
+};
+
+class ArgumentChecker;
+
+/// Checks `out` and `scales` (or `scale`) of `op` quantizing `input` [M, N] as `quant`
+/// says; takes the output dtype from `out` (and MXFP4 from an f4E2M1FN `out`).
+bool checkQuantOutputs(const ArgumentChecker &check, const std::string &op, RowQuant &quant, const TensorRef &out,
+                       const TensorRef &input, const TensorRef &scales, std::string *error);
+/// The launch arguments of outputs `checkQuantOutputs` accepted.
+void quantOutputArgs(NamedArgs &args, const RowQuant &quant, const TensorRef &out, const TensorRef &scales);
+/// Programs (rows) a quantizing kernel's grid needs for M rows: shuffled MXFP4 scales pad
+/// rows to 32.
+uint32_t quantRows(const RowQuant &quant, int64_t m);
+
+/// MXFP4 scales: the e8m0 byte (as i32) of a group's amax under `round`.
+dsl::Value e8m0ScaleOf(dsl::Value amax, MxScaleRound round);
+
+} // namespace wavetile::ops
+
+#endif
