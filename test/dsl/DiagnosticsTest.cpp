@@ -56,6 +56,20 @@ TEST(DslDiagnostics, SpecializationFactsApplyToArgumentsOnly) {
   EXPECT_NE(errors.find("assumeDivisible applies to integer arguments"), std::string::npos) << errors;
 }
 
+TEST(DslDiagnostics, BitcastKeepsTheWidth) {
+  int line = 0;
+  std::string errors = diagnosticsOf([&](KernelBuilder &k) {
+    Value f = k.scalar("f", DType::f32);
+    f.bitcast(DType::i32); // fine
+    line = __LINE__ + 1;
+    f.bitcast(DType::i16);
+    arange(0, 8).to(DType::f8E4M3FN).bitcast(DType::i8);
+  });
+  EXPECT_NE(errors.find(here(line)), std::string::npos) << errors;
+  EXPECT_NE(errors.find("error: bitcast needs dtypes of one width, got f32 and i16"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("bitcast of fp8/fp6/fp4 dtypes is not supported"), std::string::npos) << errors;
+}
+
 TEST(DslDiagnostics, ShapesThatDoNotBroadcast) {
   int line = 0;
   std::string errors = diagnosticsOf([&](KernelBuilder &) {
