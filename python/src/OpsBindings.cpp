@@ -48,6 +48,14 @@ void run(PyOpRuntime &rt, uintptr_t stream, const std::function<bool(OpRuntime &
     throw OpError(error);
 }
 
+/// Whether `round` is an MxScaleRound value (AITER's MxScaleRoundMode).
+bool roundMode(int round, std::string *error) {
+  if (round >= 0 && round <= 3)
+    return true;
+  *error = "round_mode must be 0 (RoundDown), 1 (RoundUp), 2 (Even) or 3 (Ceil), got " + std::to_string(round);
+  return false;
+}
+
 } // namespace
 
 void bindOps(py::module_ &m) {
@@ -99,15 +107,37 @@ void bindOps(py::module_ &m) {
           });
         });
   m.def("quant", [](PyOpRuntime &rt, uintptr_t stream, const std::string &name, const PyTensor &out,
-                    const PyTensor &input, const PyTensor &scales, int64_t groupSize) {
+                    const PyTensor &input, const PyTensor &scales, int64_t groupSize, int round, bool shuffle) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {
       if (name == "dynamic_per_token_scaled_quant")
         return dynamic_per_token_scaled_quant(r, tensorOf(out), tensorOf(input), tensorOf(scales), e);
       if (name == "dynamic_per_group_scaled_quant")
-        return dynamic_per_group_scaled_quant(r, tensorOf(out), tensorOf(input), tensorOf(scales), groupSize, e);
+        return roundMode(round, e) && dynamic_per_group_scaled_quant(r, tensorOf(out), tensorOf(input),
+                                                                     tensorOf(scales), groupSize, e,
+                                                                     MxScaleRound(round), shuffle);
+      if (name == "dynamic_per_tensor_quant")
+        return dynamic_per_tensor_quant(r, tensorOf(out), tensorOf(input), tensorOf(scales), e);
       return static_per_tensor_quant(r, tensorOf(out), tensorOf(input), tensorOf(scales), e);
     });
   });
+  m.def("rmsnorm2d_fwd_dynamicquant",
+        [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input,
+           const std::optional<PyTensor> &residualIn, const std::optional<PyTensor> &residualOut,
+           const PyTensor &yscale, const PyTensor &weight, float epsilon, int modelSensitive, int64_t groupSize,
+           bool shuffle, int round) {
+          run(rt, stream, [&](OpRuntime &r, std::string *e) {
+            if (!roundMode(round, e))
+              return false;
+            if (residualIn)
+              return rmsnorm2d_fwd_with_add_dynamicquant(r, tensorOf(out), tensorOf(input), tensorOf(*residualIn),
+                                                         tensorOf(*residualOut), tensorOf(yscale), tensorOf(weight),
+                                                         epsilon, modelSensitive, groupSize, shuffle, e,
+                                                         MxScaleRound(round));
+            return rmsnorm2d_fwd_with_dynamicquant(r, tensorOf(out), tensorOf(input), tensorOf(yscale),
+                                                   tensorOf(weight), epsilon, modelSensitive, groupSize, shuffle, e,
+                                                   MxScaleRound(round));
+          });
+        });
   m.def("rmsnorm2d_fwd_with_add",
         [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input, const PyTensor &residualIn,
            const PyTensor &residualOut, const PyTensor &weight, float epsilon, bool gemma, int modelSensitive) {

@@ -206,3 +206,123 @@ def test_int8_quant(group):
     np.testing.assert_array_equal(scales, expected_scales)
     expected = np.clip(np.rint(x / per_element), -128, 127).astype(np.int8)  # rint: half to even
     np.testing.assert_array_equal(q, expected)
+
+
+def _e8m0(amax, mode):
+    """AITER's f32_to_mx_e8m0_scale (fp4_utils.py) for f32 group amaxes."""
+    def exponent(v, ceil):
+        bits = v.astype(np.float32).view(np.uint32)
+        e = (bits >> 23) & 0xFF
+        return np.where(ceil & (e < 0xFF) & ((bits & 0x7FFFFF) != 0), e + 1, e).astype(np.uint8)
+    if mode == 1:
+        return exponent(amax / np.float32(6), True)
+    if mode == 0:
+        return exponent(amax / np.float32(4), False)
+    if mode == 3:
+        return exponent(amax / np.float32(4), True)
+    rounded = ((amax.view(np.uint32) + np.uint32(0x200000)) & np.uint32(0xFF800000)).view(np.float32)
+    return exponent(rounded / np.float32(4), False)
+
+
+def _e2m1(v):
+    """torchao's bit-level e2m1 rounding (nearest even, saturating at 6, sign kept)."""
+    bits = v.astype(np.float32).view(np.uint32)
+    sign = bits & np.uint32(0x80000000)
+    x = (bits ^ sign).view(np.float32)
+    denorm = np.uint32(((127 - 1) + (23 - 1) + 1) << 23)
+    low = ((x + denorm.view(np.float32)).view(np.uint32) - denorm).astype(np.uint8)
+    b = x.view(np.uint32)
+    high = ((b + np.uint32((-126 << 23) & 0xFFFFFFFF) + np.uint32((1 << 21) - 1) + ((b >> 22) & 1)) >> 22)
+    code = np.where(x >= 6, 7, np.where(x < 1, low, high.astype(np.uint8)))
+    return (code | (sign >> 28)).astype(np.uint8)
+
+
+def _mxfp4_reference(x, mode):
+    m, n = x.shape
+    groups = (n + 31) // 32
+    padded = np.zeros((m, groups * 32), np.float32)
+    padded[:, :n] = x
+    scales = _e8m0(np.abs(padded).reshape(m, groups, 32).max(axis=2), mode)
+    dq = (scales.astype(np.uint32) << 23).view(np.float32)
+    with np.errstate(divide="ignore"):
+        inverse = np.where(dq == 0, np.float32(0), np.float32(1) / dq).astype(np.float32)
+    codes = _e2m1(x * np.repeat(inverse, 32, axis=1)[:, :n])
+    return (codes[:, 0::2] | (codes[:, 1::2] << 4)).astype(np.uint8), scales
+
+
+@pytest.mark.parametrize("dtype,m,n,mode", [("float32", 3, 4096, 1), ("float16", 5, 62, 0), ("bf16", 4, 96, 2),
+                                            ("float32", 1, 32, 3), ("bf16", 2, 20000, 1)])
+def test_mxfp4_quant_matches_aiter_definition(dtype, m, n, mode):
+    rng = _rng(m, n, mode)
+    x = (rng.normal(0, 1, (m, n)) * np.exp2(rng.integers(-8, 8, (m, n)) / 2)).astype(np.float32)
+    x[0, :32] = rng.choice([0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, -6.0], 32)  # e2m1 midpoints, scale 1
+    stored, x = _encode(x, dtype)
+    packed, scales = ops.per_1x32_f4_quant(stored, round_mode=mode)
+    expected_packed, expected_scales = _mxfp4_reference(x, mode)
+    np.testing.assert_array_equal(scales, expected_scales)
+    np.testing.assert_array_equal(packed, expected_packed)
+
+
+def test_mxfp4_shuffled_scales():
+    m, n = 40, 320
+    x = _rng(7).normal(0, 2, (m, n)).astype(np.float32)
+    _, plain = ops.per_1x32_f4_quant(x)
+    _, shuffled = ops.per_1x32_f4_quant(x, shuffle=True)
+    assert shuffled.shape == (256, 16)
+    flat = shuffled.reshape(-1)
+    expected = np.zeros_like(flat)
+    for r in range(64):  # rows past M up to a multiple of 32 hold zeros
+        for g in range(16):
+            index = (r // 32 * 16) * 32 + (g // 8) * 256 + (g % 4) * 64 + (r % 16) * 4 + (g % 8) // 4 * 2 + (r % 32) // 16
+            expected[index] = plain[r, g] if r < m and g < n // 32 else 0
+    np.testing.assert_array_equal(flat, expected)
+
+
+def test_dynamic_per_tensor_quant():
+    m, n = 700, 33
+    x = _rng(3).normal(0, 3, (m, n)).astype(np.float32)
+    q = np.full((m, n), 99, np.int8)
+    scale = np.full(1, np.nan, np.float32)
+    ops.dynamic_per_tensor_quant(q, x, scale)
+    expected_scale = np.float32(np.abs(x).max()) / np.float32(127)
+    assert scale[0] == expected_scale
+    np.testing.assert_array_equal(q, np.clip(np.rint(x / expected_scale), -128, 127).astype(np.int8))
+
+
+@pytest.mark.parametrize("group", [0, 128])
+def test_rmsnorm_with_dynamicquant(group):
+    m, n = 5, 1024
+    rng = _rng(group, 17)
+    x, residual = rng.normal(0, 2, (2, m, n)).astype(np.float32)
+    w = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    q = np.full((m, n), 99, np.int8)
+    residual_out = np.full((m, n), np.nan, np.float32)
+    scales = np.full((m, n // group) if group else (m, 1), np.nan, np.float32)
+    ops.rmsnorm2d_fwd_with_add_dynamicquant(q, x, residual, residual_out, scales, w, 1e-5, group_size=group)
+    # AITER's check: the reference norm then per-row / per-group amax / 127, int8 within 1.
+    summed = x + residual
+    np.testing.assert_array_equal(residual_out, summed)
+    y = summed / np.sqrt((summed.astype(np.float64) ** 2).mean(axis=1, keepdims=True) + 1e-5) * w
+    span = group or n
+    amax = np.abs(y).reshape(m, n // span, span).max(axis=2)
+    np.testing.assert_allclose(scales.reshape(m, -1), amax / 127, rtol=1e-5)
+    expected = np.rint(y / np.repeat(amax / 127, span, axis=1))
+    assert np.abs(q.astype(np.int32) - expected).max() <= 1
+    # And exactly the two ops composed.
+    normalized = np.empty_like(x)
+    ops.rmsnorm2d_fwd_with_add(normalized, x, residual, np.empty_like(x), w, 1e-5)
+    q2, scales2 = np.empty_like(q), np.empty_like(scales)
+    if group:
+        ops.dynamic_per_group_scaled_quant(q2, normalized, scales2, group)
+    else:
+        ops.dynamic_per_token_scaled_quant(q2, normalized, scales2)
+    np.testing.assert_array_equal(q, q2)
+    np.testing.assert_array_equal(scales, scales2)
+
+
+def test_quant_errors():
+    x = np.zeros((4, 64), np.float32)
+    with pytest.raises(ops.OpError, match="MXFP4 quantizes groups of 32, got group_size 64"):
+        ops.dynamic_per_group_scaled_quant(np.zeros((4, 32), np.uint8), x, np.zeros((4, 1), np.uint8), 64)
+    with pytest.raises(ops.OpError, match="round_mode must be 0"):
+        ops.per_1x32_f4_quant(x, round_mode=7)

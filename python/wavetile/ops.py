@@ -18,10 +18,18 @@ _NUMPY_DTYPES = {"float32": language.f32, "float16": language.f16, "uint16": lan
 _RUNTIMES = {}
 
 
-def _tensor(t):
-    """(address, dtype, shape, strides in elements) of a torch tensor or numpy array."""
+_MX_DTYPES = {"torch.float4_e2m1fn_x2": language.float4_e2m1fn, "torch.float8_e8m0fnu": language.float8_e8m0fnu}
+
+
+def _tensor(t, bytes_as=None):
+    """(address, dtype, shape, strides in elements) of a torch tensor or numpy array; byte
+    tensors (uint8) read as `bytes_as` when given (packed fp4, e8m0 scales)."""
+    if bytes_as is not None and str(t.dtype) in ("uint8", "torch.uint8"):
+        address = t.data_ptr() if hasattr(t, "data_ptr") else t.__array_interface__["data"][0]
+        strides = list(t.stride()) if hasattr(t, "data_ptr") else list(t.strides)
+        return (address, bytes_as, list(t.shape), strides)
     if hasattr(t, "data_ptr"):
-        dtype = _TORCH_DTYPES.get(str(t.dtype))
+        dtype = _TORCH_DTYPES.get(str(t.dtype)) or _MX_DTYPES.get(str(t.dtype))
         if dtype is None:
             raise OpError(f"tensors of {t.dtype} are not supported")
         return (t.data_ptr(), dtype, list(t.shape), list(t.stride()))
@@ -120,22 +128,102 @@ def swiglu(out, input, limit=7.0, alpha=1.702):
     _gated("swiglu", out, input, limit, alpha)
 
 
+def _mx(out, scales):
+    """The out and scales tensors of a quantization: MXFP4 when out is packed fp4
+    (torch.float4_e2m1fn_x2, or uint8 bytes), its scales e8m0 (float8_e8m0fnu or uint8)."""
+    return _tensor(out, language.float4_e2m1fn), _tensor(scales, language.float8_e8m0fnu)
+
+
 def dynamic_per_token_scaled_quant(out, input, scales):
     """out (fp8 or int8, by its dtype) = quantize(input / scale) with one f32 scale per row:
     scales[m] = amax(row) / max of out's dtype (1 for an all-zero row)."""
     runtime, stream = _runtime(out, input, scales)
-    _C.quant(runtime, stream, "dynamic_per_token_scaled_quant", _tensor(out), _tensor(input), _tensor(scales), 0)
+    _C.quant(runtime, stream, "dynamic_per_token_scaled_quant", _tensor(out), _tensor(input), _tensor(scales), 0, 1,
+             False)
 
 
-def dynamic_per_group_scaled_quant(out, input, scales, group_size=128):
+def dynamic_per_group_scaled_quant(out, input, scales, group_size=128, shuffle_scale=False, round_mode=1):
     """As per token, with one scale per group of `group_size` (32, 64, 128) columns:
-    scales [M, N / group_size]."""
+    scales [M, N / group_size]. MXFP4 when `out` is packed fp4 ([M, N/2],
+    torch.float4_e2m1fn_x2 or uint8) with group 32: e8m0 `scales` [M, ceil(N/32)], or
+    AITER's shuffled layout [roundup(M, 256), roundup(ceil(N/32), 8)] with shuffle_scale;
+    round_mode is AITER's MxScaleRoundMode (0 RoundDown, 1 RoundUp, 2 Even, 3 Ceil)."""
     runtime, stream = _runtime(out, input, scales)
-    _C.quant(runtime, stream, "dynamic_per_group_scaled_quant", _tensor(out), _tensor(input), _tensor(scales),
-             group_size)
+    q, s = _mx(out, scales)
+    _C.quant(runtime, stream, "dynamic_per_group_scaled_quant", q, _tensor(input), s, group_size, round_mode,
+             bool(shuffle_scale))
+
+
+def per_1x32_f4_quant(input, shuffle=False, round_mode=1):
+    """MXFP4 of `input` [M, N] (N even): returns (packed codes [M, N/2] uint8, e8m0
+    scales uint8 [M, ceil(N/32)], or shuffled and padded with `shuffle`)."""
+    m, n = input.shape
+    groups = (n + 31) // 32
+    shape = (shuffled_scale_rows(m), shuffled_scale_columns(groups)) if shuffle else (m, groups)
+    if hasattr(input, "data_ptr"):
+        torch = sys.modules["torch"]
+        out = torch.empty((m, n // 2), dtype=torch.uint8, device=input.device)
+        scales = torch.zeros(shape, dtype=torch.uint8, device=input.device)
+    else:
+        import numpy
+        out = numpy.empty((m, n // 2), dtype=numpy.uint8)
+        scales = numpy.zeros(shape, dtype=numpy.uint8)
+    dynamic_per_group_scaled_quant(out, input, scales, 32, shuffle, round_mode)
+    return out, scales
+
+
+def shuffled_scale_rows(rows):
+    """Rows of shuffled e8m0 scales: padded to 256."""
+    return (rows + 255) // 256 * 256
+
+
+def shuffled_scale_columns(groups):
+    """Columns of shuffled e8m0 scales: padded to 8."""
+    return (groups + 7) // 8 * 8
+
+
+def dynamic_per_tensor_quant(out, input, scale):
+    """out = quantize(input / scale) with scale[0] = amax(input) / max of out's dtype
+    (1 for an all-zero input), written."""
+    runtime, stream = _runtime(out, input, scale)
+    _C.quant(runtime, stream, "dynamic_per_tensor_quant", _tensor(out), _tensor(input), _tensor(scale), 0, 1, False)
 
 
 def static_per_tensor_quant(out, input, scale):
     """out = quantize(input / scale[0])."""
     runtime, stream = _runtime(out, input, scale)
-    _C.quant(runtime, stream, "static_per_tensor_quant", _tensor(out), _tensor(input), _tensor(scale), 0)
+    _C.quant(runtime, stream, "static_per_tensor_quant", _tensor(out), _tensor(input), _tensor(scale), 0, 1, False)
+
+
+def rmsnorm2d_fwd_with_dynamicquant(out, input, yscale, weight, epsilon, use_model_sensitive_rmsnorm=0,
+                                    group_size=0, shuffle_scale=False, round_mode=1):
+    """RMSNorm, rounded to the input dtype, then quantized into `out` with scales `yscale`:
+    per token (group_size 0), per group (64, 128; or 32 into fp8/int8), or MXFP4 (group 32
+    with packed fp4 `out` and e8m0 `yscale`), as the quantization ops define them."""
+    runtime, stream = _runtime(out, input, yscale, weight)
+    q, s = _mx(out, yscale)
+    _C.rmsnorm2d_fwd_dynamicquant(runtime, stream, q, _tensor(input), None, None, s, _tensor(weight), epsilon,
+                                  use_model_sensitive_rmsnorm, group_size, bool(shuffle_scale), round_mode)
+
+
+def rmsnorm2d_fwd_with_add_dynamicquant(out, input, residual_in, residual_out, yscale, weight, epsilon,
+                                        use_model_sensitive_rmsnorm=0, group_size=0, shuffle_scale=False,
+                                        round_mode=1):
+    """residual_out = input + residual_in, then rmsnorm2d_fwd_with_dynamicquant of it."""
+    runtime, stream = _runtime(out, input, residual_in, residual_out, yscale, weight)
+    q, s = _mx(out, yscale)
+    _C.rmsnorm2d_fwd_dynamicquant(runtime, stream, q, _tensor(input), _tensor(residual_in), _tensor(residual_out),
+                                  s, _tensor(weight), epsilon, use_model_sensitive_rmsnorm, group_size,
+                                  bool(shuffle_scale), round_mode)
+
+
+def fp8_dtype(device=None):
+    """The fp8 dtype library ops default to on `device` (a torch device or index; None: the
+    current one): float8_e4m3fnuz on gfx942 (what its hardware converts), float8_e4m3fn on
+    gfx950 and NVIDIA. AITER's dtypes.fp8."""
+    torch = sys.modules["torch"]
+    if device is None:
+        index = torch.cuda.current_device()
+    else:
+        index = (torch.device("cuda", device) if isinstance(device, int) else torch.device(device)).index or 0
+    return torch.float8_e4m3fnuz if _gpu(index).device.target == "gfx942" else torch.float8_e4m3fn
