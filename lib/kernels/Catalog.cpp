@@ -5,6 +5,7 @@
 #include "wavetile/ops/Activations.h"
 #include "wavetile/ops/Norms.h"
 #include "wavetile/ops/Quant.h"
+#include "wavetile/ops/Rope.h"
 
 #include <algorithm>
 
@@ -20,8 +21,10 @@ const char *wavetile::ops::opCatalogHelp() {
          "dynamic_per_token_scaled_quant|static_per_tensor_quant|dynamic_per_tensor_quant:DTYPE:N[:out=...][:a16], "
          "dynamic_per_group_scaled_quant:DTYPE:N:group=32|64|128[:QUANT][:a16] (QUANT: out=f8E4M3FN|f8E4M3FNUZ|i8 "
          "(default f8E4M3FN) or out=f4E2M1FN:group=32[:round=0-3][:shuffle] for MXFP4, group=G per group), "
-         "silu_and_mul|gelu_and_mul|gelu_tanh_and_mul|swiglu:DTYPE:D[:a16] (DTYPE f32, f16 or bf16; D the "
-         "output width; a16: 16-byte aligned pointers and rows)";
+         "silu_and_mul|gelu_and_mul|gelu_tanh_and_mul|swiglu:DTYPE:D[:a16] (D the output width), "
+         "rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]"
+         "[:nope_first][:pos=i32|i64][:a16] (D the head size, F the tables' width) (DTYPE f32, f16 or bf16; a16: "
+         "16-byte aligned pointers and rows)";
 }
 
 namespace {
@@ -136,6 +139,48 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     quant.warpSize = OpRuntime::warpSizeOf(target);
     if (flags.empty())
       return buildQuant(quant, error);
+  } else if (parts[0].starts_with("rope_cached")) {
+    // rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]
+    // [:nope_first][:pos=i32|i64][:a16]
+    RopeSpec rope{*dtype, DType::f32, 1, hidden, hidden};
+    rope.positions = parts[0].find("_positions") != std::string_view::npos ? std::optional(DType::i64) : std::nullopt;
+    rope.offsets = parts[0].find("_offsets") != std::string_view::npos;
+    bool twoTensors = parts[0].find("_2c") != std::string_view::npos;
+    for (auto it = flags.begin(); it != flags.end();) {
+      std::string_view flag = *it;
+      auto number = [&](size_t prefix) { return std::atoll(std::string(flag.substr(prefix)).c_str()); };
+      if (flag.starts_with("heads="))
+        rope.heads = number(6);
+      else if (flag.starts_with("heads_y="))
+        rope.secondHeads = number(8);
+      else if (flag.starts_with("f="))
+        rope.tableDim = number(2);
+      else if (flag.starts_with("cos=") && dsl::parseDType(flag.substr(4)))
+        rope.tableDType = *dsl::parseDType(flag.substr(4));
+      else if (flag == "gptj")
+        rope.options.style = RotateStyle::GptJ;
+      else if (flag == "reuse")
+        rope.options.reuseFreqsFrontPart = true;
+      else if (flag == "nope_first")
+        rope.options.nopeFirst = true;
+      else if (flag == "pos=i32" && rope.positions)
+        rope.positions = DType::i32;
+      else if (flag == "pos=i64" && rope.positions)
+        rope.positions = DType::i64;
+      else {
+        ++it;
+        continue;
+      }
+      it = flags.erase(it);
+    }
+    if (twoTensors != (rope.secondHeads > 0))
+      return fail("heads_y=H is given exactly for the _2c_ forms");
+    if (rope.heads < 1 || rope.tableDim < 1 || rope.rotaryDim() > hidden || rope.rotaryDim() % 2)
+      return fail("heads=H >= 1 and an even rotary dimension (f=F, doubled by reuse) up to D are needed");
+    rope.vectorAligned = takeFlag("a16");
+    rope.warpSize = OpRuntime::warpSizeOf(target);
+    if (flags.empty())
+      return buildRope(rope, error);
   } else {
     std::optional<GatedActivation> kind;
     for (GatedActivation k : {GatedActivation::Silu, GatedActivation::Gelu, GatedActivation::GeluTanh,

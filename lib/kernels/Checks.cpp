@@ -42,17 +42,26 @@ bool ArgumentChecker::addressable(const char *name, const TensorRef &t) const {
 }
 
 bool ArgumentChecker::rows(const char *name, const TensorRef &t, std::initializer_list<DType> dtypes) const {
+  if (t.rank() != 2 && std::find(dtypes.begin(), dtypes.end(), t.dtype) != dtypes.end())
+    return fail(name, "must be 2-D [rows, hidden], got shape " + shapeText(t.shape));
+  if (!strided(name, t, dtypes, 2))
+    return false;
+  if (t.shape[1] < 1)
+    return fail(name, "has no columns (shape " + shapeText(t.shape) + ")");
+  return true;
+}
+
+bool ArgumentChecker::strided(const char *name, const TensorRef &t, std::initializer_list<DType> dtypes,
+                               int64_t rank) const {
   if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) {
     std::string allowed;
     for (DType d : dtypes)
       allowed += std::string(allowed.empty() ? "" : ", ") + dtypeName(d);
     return fail(name, std::string("has dtype ") + dtypeName(t.dtype) + "; expected one of " + allowed);
   }
-  if (t.rank() != 2)
-    return fail(name, "must be 2-D [rows, hidden], got shape " + shapeText(t.shape));
-  if (t.shape[1] < 1)
-    return fail(name, "has no columns (shape " + shapeText(t.shape) + ")");
-  if (t.shape[1] > 1 && t.strides[1] != 1)
+  if (t.rank() != rank)
+    return fail(name, "must be " + std::to_string(rank) + "-D, got shape " + shapeText(t.shape));
+  if (t.shape.back() > 1 && t.strides.back() != 1)
     return fail(name, "must have unit stride along its last dimension, got strides " + shapeText(t.strides));
   return addressable(name, t);
 }
@@ -102,8 +111,11 @@ bool wavetile::ops::within2GiB(const std::vector<const TensorRef *> &tensors) {
 bool wavetile::ops::vectorAligned(const std::vector<const TensorRef *> &tensors) {
   for (const TensorRef *t : tensors) {
     int64_t bytes = bitWidth(t->dtype) / 8;
-    if (reinterpret_cast<uintptr_t>(t->data) % 16 || (t->rank() == 2 && (t->strides[0] * bytes) % 16))
+    if (reinterpret_cast<uintptr_t>(t->data) % 16)
       return false;
+    for (int64_t d = 0; d + 1 < t->rank(); ++d)
+      if ((t->strides[d] * bytes) % 16)
+        return false;
   }
   return true;
 }

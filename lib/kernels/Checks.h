@@ -16,8 +16,9 @@ namespace wavetile::ops {
 
 inline constexpr std::initializer_list<DType> kNormDTypes = {DType::f32, DType::f16, DType::bf16};
 
-/// Whether every tensor starts 16-byte aligned and its rows do too (what lets kernels drop
-/// run-time alignment checks; part of a specialization).
+/// Whether every tensor starts 16-byte aligned and its strides (all but the last) are
+/// multiples of 16 bytes (what lets kernels drop run-time alignment checks; part of a
+/// specialization).
 bool vectorAligned(const std::vector<const TensorRef *> &tensors);
 
 /// Whether every tensor lies within 2 GiB of its start: kernels may then address it through
@@ -30,6 +31,8 @@ public:
 
   /// A matrix of rows [M, N] with unit stride along rows, in one of `dtypes`.
   bool rows(const char *name, const TensorRef &t, std::initializer_list<DType> dtypes) const;
+  /// Of rank `rank` in one of `dtypes`, unit stride along its last dimension.
+  bool strided(const char *name, const TensorRef &t, std::initializer_list<DType> dtypes, int64_t rank) const;
   /// Of `dtype` and `shape` (an output the op's inputs determine), unit stride along rows.
   bool shaped(const char *name, const TensorRef &t, DType dtype, const std::vector<int64_t> &shape) const;
   /// Same dtype and shape as `like`, unit stride along rows.

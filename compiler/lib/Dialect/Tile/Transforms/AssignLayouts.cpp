@@ -67,6 +67,7 @@ public:
         }
       });
     splitIndexComputations();
+    kernel.walk([&](BroadcastOp op) { desireBroadcastSources(op); });
     kernel.walk([&](Operation *op) { desireMemoryLayouts(op); });
     WalkResult typed = kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
       return failed(assignResults(op)) ? WalkResult::interrupt() : WalkResult::advance();
@@ -142,6 +143,37 @@ private:
         }
       }
     }
+  }
+
+  /// A tile loaded only to be broadcast (a row of weights or of cos/sin against a tile of
+  /// rows) is loaded in the broadcast's layout, through the elementwise ops in between: each
+  /// thread then reads the elements it repeats, instead of moving them through shared memory.
+  void desireBroadcastSources(BroadcastOp broadcast) {
+    if (isa_and_nonnull<ExpandDimsOp>(broadcast.getSource().getDefiningOp()))
+      return; // expand_dims gives the layout (resultLayout)
+    Attribute layout = defaultLayout(broadcast.getType());
+    SmallVector<Value> chain;
+    for (Value v = broadcast.getSource(); v.hasOneUse();) {
+      Operation *def = v.getDefiningOp();
+      if (!def || isIndexComputation(def))
+        return;
+      chain.push_back(v);
+      if (isa<LoadOp, BufferLoadOp>(def))
+        break;
+      // Through an elementwise op whose other tile operands are index computations (masks,
+      // splats: rebuilt in any layout).
+      auto tiles = llvm::to_vector(llvm::make_filter_range(def->getOperands(), [&](Value operand) {
+        return isa<RankedTensorType>(operand.getType()) && !isIndexComputation(operand.getDefiningOp());
+      }));
+      if (!def->hasTrait<OpTrait::Elementwise>() || tiles.size() != 1)
+        return;
+      v = tiles.front();
+    }
+    if (chain.empty() || !isa<LoadOp, BufferLoadOp>(chain.back().getDefiningOp()))
+      return;
+    desired.try_emplace(broadcast.getResult(), layout);
+    for (Value v : chain)
+      desired.try_emplace(v, layout);
   }
 
   /// Memory ops want their offsets and masks in the coalesced default layout of their shape;

@@ -1,0 +1,264 @@
+//===- Rope.cpp - rotary position embedding kernels and their dispatch ----===//
+
+#include "wavetile/ops/Rope.h"
+
+#include "Checks.h"
+#include "RowKernels.h"
+
+using namespace wavetile;
+using namespace wavetile::dsl;
+using namespace wavetile::ops;
+
+namespace {
+/// A program rotates one token: its heads in chunks of at most this many elements.
+constexpr int64_t kChunkElements = 4096;
+} // namespace
+
+std::string RopeSpec::name() const {
+  return std::string("rope_cached") + (positions ? offsets ? "_positions_offsets" : "_positions" : "") +
+         (secondHeads ? "_2c" : "") + "_fwd";
+}
+
+std::string RopeSpec::key() const {
+  return name() + "/" + dtypeName(dtype) + "/cos_" + dtypeName(tableDType) + "/h" + std::to_string(heads) +
+         (secondHeads ? "+" + std::to_string(secondHeads) : "") + "/d" + std::to_string(headDim) + "/f" +
+         std::to_string(tableDim) + (options.style == RotateStyle::NeoX ? "/neox" : "/gptj") +
+         (options.reuseFreqsFrontPart ? "/reuse" : "") + (options.nopeFirst ? "/nope_first" : "") +
+         (positions ? std::string("/pos_") + dtypeName(*positions) : "") + "/w" + std::to_string(warpSize) +
+         (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
+}
+
+std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::string *error) {
+  const int64_t d = spec.headDim, r = spec.rotaryDim(), half = r / 2, pass = d - r;
+  const bool nopeFirst = spec.options.nopeFirst, reuse = spec.options.reuseFreqsFrontPart;
+  const int64_t rotaryBase = nopeFirst ? d - r : 0, passBase = nopeFirst ? 0 : r;
+  const int64_t width = powerOfTwoAtLeast(d);
+  const DType dt = spec.dtype;
+  ModuleBuilder mb;
+  {
+    KernelOptions options; // one program per token
+    const int64_t largest = std::max(spec.heads, spec.secondHeads);
+    options.numWarps = rowWarps(std::min(powerOfTwoAtLeast(largest) * width, kChunkElements), dt, spec.warpSize);
+    auto k = mb.kernel(spec.name(), options);
+    const Reach reach = spec.within2GiB ? Reach::within2GiB : Reach::unbounded;
+    auto tokens = [&](const std::string &name, int64_t heads) {
+      Tensor t = k.tensor(name, dt, {Dim::dynamic(), Dim::dynamic(), Dim::fixed(heads), Dim::fixed(d)}, false, reach);
+      if (spec.vectorAligned) {
+        k.assumeAligned(t.pointer, 16);
+        for (int i = 0; i < 3; ++i)
+          k.assumeDivisible(t.stride(i), 16 / (bitWidth(dt) / 8));
+      }
+      return t;
+    };
+    auto table = [&](const std::string &name) {
+      Tensor t = k.tensor(name, spec.tableDType, {Dim::dynamic(), Dim::fixed(spec.tableDim)}, false, reach);
+      if (spec.vectorAligned) {
+        k.assumeAligned(t.pointer, 16);
+        k.assumeDivisible(t.stride(0), 16 / (bitWidth(spec.tableDType) / 8));
+      }
+      return t;
+    };
+    Tensor outX = tokens("out", spec.heads), x = tokens("input", spec.heads);
+    std::optional<Tensor> outY, y, positions, offsets;
+    if (spec.secondHeads) {
+      outY = tokens("out_y", spec.secondHeads);
+      y = tokens("input_y", spec.secondHeads);
+    }
+    Tensor cosT = table("cos"), sinT = table("sin");
+    if (spec.positions) {
+      positions = k.tensor("positions", *spec.positions, {Dim::dynamic(), Dim::dynamic()}, false, reach);
+      if (spec.offsets)
+        offsets = k.tensor("offsets", *spec.positions, {Dim::dynamic(), Dim::dynamic()}, false, reach);
+    }
+    Value program = programId(0);
+    Value batch = x.size(1);
+    Value s = program / batch, b = program % batch;
+    // The table row: the token's sequence index, or its position (plus offset).
+    Value row = s;
+    auto scalarAt = [&](const Tensor &t) { return load(t, {s, b + arange(0, 1)}).sum(0).to(DType::i32); };
+    if (positions)
+      row = scalarAt(*positions);
+    if (offsets)
+      row = row + scalarAt(*offsets);
+    auto cosAt = [&](Value f) { return load(cosT, {row, f}).to(DType::f32); };
+    auto sinAt = [&](Value f) { return load(sinT, {row, f}).to(DType::f32); };
+
+    auto rotate = [&](const Tensor &in, const Tensor &out, int64_t heads) {
+      const int64_t chunk = std::min(powerOfTwoAtLeast(heads), std::max<int64_t>(1, kChunkElements / width));
+      forRange(0, heads, chunk, {}, [&](Value h0, const std::vector<Value> &) {
+        Value h = (h0 + arange(0, int32_t(chunk))).expand(1);
+        // Columns `col` ([1, n]) of the chunk's heads, where `valid`.
+        auto read = [&](Value col, Value valid) {
+          std::vector<Operand> index{s, b, h, col};
+          return load(in.pointer, offsetsOf(in, index), inBounds(in, index) & valid).to(DType::f32);
+        };
+        auto write = [&](Value col, Value valid, Value v) {
+          std::vector<Operand> index{s, b, h, col};
+          store(out.pointer, offsetsOf(out, index), v.to(dt), inBounds(out, index) & valid);
+        };
+        if (spec.options.style == RotateStyle::NeoX) {
+          // Pairs (j, j + R/2): two half tiles.
+          Value j = arange(0, int32_t(powerOfTwoAtLeast(half))).expand(0);
+          Value valid = j < int32_t(half);
+          Value xa = read(rotaryBase + j, valid), xb = read(rotaryBase + half + j, valid);
+          Value fb = reuse ? j : half + j;
+          write(rotaryBase + j, valid, xa * cosAt(j) - xb * sinAt(j));
+          write(rotaryBase + half + j, valid, xb * cosAt(fb) + xa * sinAt(fb));
+        } else {
+          // Pairs (2j, 2j + 1): the tile read whole, split in registers.
+          const int64_t columns = powerOfTwoAtLeast(r), pairs = columns / 2;
+          Value c = arange(0, int32_t(columns)).expand(0);
+          Value valid = c < int32_t(r);
+          Value both = read(rotaryBase + c, valid).reshape({chunk, pairs, 2});
+          Value e = arange(0, 2).expand(0).expand(0);
+          Value xa = where(e == 0, both, 0.0).sum(2), xb = where(e == 1, both, 0.0).sum(2);
+          Value j = arange(0, int32_t(pairs)).expand(0);
+          Value fa = reuse ? j : 2 * j, fb = reuse ? j : 2 * j + 1;
+          Value ya = (xa * cosAt(fa) - xb * sinAt(fa)).expand(2).broadcastTo({chunk, pairs, 2});
+          Value yb = (xb * cosAt(fb) + xa * sinAt(fb)).expand(2).broadcastTo({chunk, pairs, 2});
+          write(rotaryBase + c, valid, where(e == 0, ya, yb).reshape({chunk, columns}));
+        }
+        if (pass > 0) {
+          Value p = arange(0, int32_t(powerOfTwoAtLeast(pass))).expand(0);
+          Value valid = p < int32_t(pass);
+          std::vector<Operand> from{s, b, h, passBase + p};
+          write(passBase + p, valid, load(in.pointer, offsetsOf(in, from), inBounds(in, from) & valid));
+        }
+        return std::vector<Value>{};
+      });
+    };
+    rotate(x, outX, spec.heads);
+    if (y)
+      rotate(*y, *outY, spec.secondHeads);
+  }
+  return mb.finish(error);
+}
+
+namespace {
+
+inline constexpr std::initializer_list<DType> kIndexDTypes = {DType::i32, DType::i64};
+
+/// A cos or sin table [P, 1, 1, F] or [P, F] as the kernel's [P, F].
+bool tableOf(const ArgumentChecker &check, const char *name, const TensorRef &t, TensorRef *flat) {
+  if (t.rank() == 4 && t.shape[1] == 1 && t.shape[2] == 1) {
+    *flat = {t.data, t.dtype, {t.shape[0], t.shape[3]}, {t.strides[0], t.strides[3]}};
+    return check.strided(name, *flat, kNormDTypes, 2);
+  }
+  *flat = t;
+  return check.strided(name, t, kNormDTypes, 2);
+}
+
+struct RopeCall {
+  const TensorRef &outX, &x;
+  const TensorRef *outY = nullptr, *y = nullptr;
+  const TensorRef &cos, &sin;
+  const TensorRef *positions = nullptr, *offsets = nullptr;
+};
+
+bool launchRope(OpRuntime &rt, const std::string &op, const RopeCall &call, const RopeOptions &options,
+                std::string *error) {
+  ArgumentChecker check(op, error);
+  const TensorRef &x = call.x;
+  if (!check.strided("input", x, kNormDTypes, 4) || !check.sameAs("out", call.outX, x))
+    return false;
+  if (call.y) {
+    if (!check.strided("input_y", *call.y, {x.dtype}, 4) || !check.sameAs("out_y", *call.outY, *call.y))
+      return false;
+    if (call.y->shape[0] != x.shape[0] || call.y->shape[1] != x.shape[1] || call.y->shape[3] != x.shape[3])
+      return opError(error, op, "'input_y' must have the sequence, batch and head sizes of 'input'");
+  }
+  TensorRef cos, sin;
+  if (!tableOf(check, "cos", call.cos, &cos) || !tableOf(check, "sin", call.sin, &sin))
+    return false;
+  if (sin.shape != cos.shape || sin.dtype != cos.dtype)
+    return opError(error, op, "'sin' must have the shape and dtype of 'cos'");
+  const int64_t s = x.shape[0], batch = x.shape[1], d = x.shape[3], f = cos.shape[1];
+  const int64_t rotary = f * (options.reuseFreqsFrontPart ? 2 : 1);
+  if (rotary > d || rotary % 2 || rotary == 0)
+    return opError(error, op,
+                   "the rotary dimension " + std::to_string(rotary) + " (from cos/sin's last dimension " +
+                       std::to_string(f) + (options.reuseFreqsFrontPart ? ", reused" : "") +
+                       ") must be even, positive and at most the head size " + std::to_string(d));
+  std::vector<const TensorRef *> tensors{&call.outX, &x, &cos, &sin};
+  if (call.positions) {
+    for (auto [name, t] : {std::pair{"positions", call.positions}, std::pair{"offsets", call.offsets}}) {
+      if (!t)
+        continue;
+      if (!check.strided(name, *t, kIndexDTypes, 2))
+        return false;
+      if (t->shape != std::vector<int64_t>{s, batch})
+        return opError(error, op,
+                       std::string("'") + name + "' must have shape [S, B] = [" + std::to_string(s) + ", " +
+                           std::to_string(batch) + "]");
+      if (t->dtype != call.positions->dtype)
+        return opError(error, op, "'offsets' must have the dtype of 'positions'");
+      tensors.push_back(t);
+    }
+  } else if (cos.shape[0] < s) {
+    return opError(error, op,
+                   "cos/sin have " + std::to_string(cos.shape[0]) + " rows for " + std::to_string(s) +
+                       " sequence positions");
+  }
+  if (call.y) {
+    tensors.push_back(call.y);
+    tensors.push_back(call.outY);
+  }
+  if (s * batch == 0)
+    return true;
+  if (s * batch > INT32_MAX)
+    return opError(error, op, "S * B must be below 2^31");
+  RopeSpec spec{x.dtype, cos.dtype, x.shape[2], d, f};
+  spec.secondHeads = call.y ? call.y->shape[2] : 0;
+  spec.options = options;
+  if (call.positions)
+    spec.positions = call.positions->dtype;
+  spec.offsets = call.offsets != nullptr;
+  spec.warpSize = rt.warpSize();
+  spec.vectorAligned = vectorAligned({&call.outX, &x, call.y ? call.y : &x, call.outY ? call.outY : &x, &cos, &sin});
+  spec.within2GiB = within2GiB(tensors);
+  NamedArgs args;
+  args.tensor("out", call.outX).tensor("input", x).tensor("cos", cos).tensor("sin", sin);
+  if (call.y)
+    args.tensor("out_y", *call.outY).tensor("input_y", *call.y);
+  if (call.positions)
+    args.tensor("positions", *call.positions);
+  if (call.offsets)
+    args.tensor("offsets", *call.offsets);
+  std::string launchError;
+  if (!rt.launch(
+          spec.key(), [&](std::string *e) { return buildRope(spec, e); }, spec.name(), {uint32_t(s * batch), 1, 1},
+          args, &launchError))
+    return opError(error, op, launchError);
+  return true;
+}
+
+} // namespace
+
+bool wavetile::ops::rope_cached_fwd(OpRuntime &rt, const TensorRef &out, const TensorRef &input, const TensorRef &cos,
+                                    const TensorRef &sin, const RopeOptions &options, std::string *error) {
+  return launchRope(rt, "rope_cached_fwd", {out, input, nullptr, nullptr, cos, sin}, options, error);
+}
+
+bool wavetile::ops::rope_cached_positions_fwd(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
+                                              const TensorRef &cos, const TensorRef &sin, const TensorRef &positions,
+                                              const RopeOptions &options, std::string *error) {
+  return launchRope(rt, "rope_cached_positions_fwd", {out, input, nullptr, nullptr, cos, sin, &positions}, options,
+                    error);
+}
+
+bool wavetile::ops::rope_cached_positions_offsets_fwd(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
+                                                      const TensorRef &cos, const TensorRef &sin,
+                                                      const TensorRef &positions, const TensorRef &offsets,
+                                                      const RopeOptions &options, std::string *error) {
+  return launchRope(rt, "rope_cached_positions_offsets_fwd",
+                    {out, input, nullptr, nullptr, cos, sin, &positions, &offsets}, options, error);
+}
+
+bool wavetile::ops::rope_cached_positions_2c_fwd(OpRuntime &rt, const TensorRef &outX, const TensorRef &outY,
+                                                 const TensorRef &x, const TensorRef &y, const TensorRef &cos,
+                                                 const TensorRef &sin, const TensorRef &positions,
+                                                 const TensorRef *offsets, const RopeOptions &options,
+                                                 std::string *error) {
+  return launchRope(rt, offsets ? "rope_cached_positions_offsets_2c_fwd" : "rope_cached_positions_2c_fwd",
+                    {outX, x, &outY, &y, cos, sin, &positions, offsets}, options, error);
+}
