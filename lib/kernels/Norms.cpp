@@ -30,7 +30,7 @@ std::string NormSpec::name() const {
 std::string NormSpec::key() const {
   return name() + "/" + dtypeName(dtype) + "/n" + std::to_string(hidden) + (gemma ? "/gemma" : "") +
          (modelSensitive ? "/t5" : "") + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") +
-         (within2GiB ? "" : "/far") + (sequentialReductions ? "/seq" : "") + (quant ? "/" + quant->key() : "");
+         (within2GiB ? "" : "/far") + (sequentialReductions ? "/seq" : "") + (quant ? "/" + quant->key() : "") + (xBias ? "/x_bias" : "");
 }
 
 std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::string *error) {
@@ -72,7 +72,7 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
     else
       out = rows("out");
     Tensor input = rows("input");
-    std::optional<Tensor> residualIn, residualOut, bias;
+    std::optional<Tensor> residualIn, residualOut, bias, xBias;
     if (spec.withAdd) {
       residualIn = rows("residual_in");
       residualOut = rows("residual_out");
@@ -80,19 +80,28 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
     Tensor weight = vector("weight");
     if (layer)
       bias = vector("bias");
+    if (spec.xBias)
+      xBias = vector("x_bias");
     Value epsilon = k.scalar("epsilon", DType::f32);
     Value row = programId(0);
     Value columns = arange(0, block);
 
     // The row's values in f32; the fused add writes its rounded sum and continues with it.
+    // x_bias (LayerNorm) is added first; sums are rounded to the dtype, as the two-op form.
     auto readRow = [&](Value c, bool writeResidual) {
-      if (!spec.withAdd)
-        return load(input, {row, c}).to(DType::f32);
-      if (!writeResidual)
+      if (spec.withAdd && !writeResidual)
         return load(*residualOut, {row, c}).to(DType::f32);
-      Value sum = (load(input, {row, c}).to(DType::f32) + load(*residualIn, {row, c}).to(DType::f32)).to(dt);
-      store(*residualOut, {row, c}, sum);
-      return sum.to(DType::f32);
+      Value x = load(input, {row, c}).to(DType::f32);
+      if (xBias)
+        x = x + load(*xBias, {c}).to(DType::f32);
+      if (spec.withAdd)
+        x = x + load(*residualIn, {row, c}).to(DType::f32);
+      if (!xBias && !spec.withAdd)
+        return x;
+      Value rounded = x.to(dt);
+      if (spec.withAdd)
+        store(*residualOut, {row, c}, rounded);
+      return rounded.to(DType::f32);
     };
     // (x - mean) * scale * w (+ b) rounded to the dtype, in f32: RMSNorm has no mean.
     auto normalized = [&](Value c, Value x, std::optional<Value> mean, Value scale) {
@@ -209,12 +218,13 @@ namespace {
 
 bool launchNorm(OpRuntime &rt, NormSpec spec, const TensorRef &out, const TensorRef &input,
                 const TensorRef *residualIn, const TensorRef *residualOut, const TensorRef &weight,
-                const TensorRef *bias, float epsilon, std::string *error, const TensorRef *yscale = nullptr) {
+                const TensorRef *bias, float epsilon, std::string *error, const TensorRef *yscale = nullptr,
+                const TensorRef *xBias = nullptr) {
   int64_t m = input.shape[0];
   if (m == 0)
     return true;
   std::vector<const TensorRef *> tensors{&out, &input, &weight};
-  for (const TensorRef *t : {residualIn, residualOut, bias, yscale})
+  for (const TensorRef *t : {residualIn, residualOut, bias, yscale, xBias})
     if (t)
       tensors.push_back(t);
   spec.warpSize = rt.warpSize();
@@ -231,6 +241,9 @@ bool launchNorm(OpRuntime &rt, NormSpec spec, const TensorRef &out, const Tensor
     args.tensor("residual_in", *residualIn).tensor("residual_out", *residualOut);
   if (bias)
     args.tensor("bias", *bias);
+  if (xBias)
+    args.tensor("x_bias", *xBias);
+  spec.xBias = xBias != nullptr;
   std::string launchError;
   uint32_t programs = spec.quant ? quantRows(*spec.quant, m) : uint32_t(m);
   if (!rt.launch(spec.key(), [&](std::string *e) { return buildNorm(spec, e); }, spec.name(), {programs, 1, 1},
@@ -279,24 +292,26 @@ bool wavetile::ops::rmsnorm2d_fwd_with_add(OpRuntime &rt, const TensorRef &out, 
 }
 
 bool wavetile::ops::layernorm2d_fwd(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
-                                    const TensorRef &weight, const TensorRef &bias, float epsilon,
-                                    std::string *error) {
+                                    const TensorRef &weight, const TensorRef &bias, float epsilon, std::string *error,
+                                    const TensorRef *xBias) {
   ArgumentChecker check("layernorm2d_fwd", error);
-  if (!checkNorm(check, out, input, nullptr, nullptr, weight, &bias))
+  if (!checkNorm(check, out, input, nullptr, nullptr, weight, &bias) ||
+      (xBias && !check.vector("x_bias", *xBias, input.dtype, input.shape[1])))
     return false;
   NormSpec spec{NormKind::Layer, input.dtype, input.shape[1]};
-  return launchNorm(rt, spec, out, input, nullptr, nullptr, weight, &bias, epsilon, error);
+  return launchNorm(rt, spec, out, input, nullptr, nullptr, weight, &bias, epsilon, error, nullptr, xBias);
 }
 
 bool wavetile::ops::layernorm2d_fwd_with_add(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
                                              const TensorRef &residualIn, const TensorRef &residualOut,
                                              const TensorRef &weight, const TensorRef &bias, float epsilon,
-                                             std::string *error) {
+                                             std::string *error, const TensorRef *xBias) {
   ArgumentChecker check("layernorm2d_fwd_with_add", error);
-  if (!checkNorm(check, out, input, &residualIn, &residualOut, weight, &bias))
+  if (!checkNorm(check, out, input, &residualIn, &residualOut, weight, &bias) ||
+      (xBias && !check.vector("x_bias", *xBias, input.dtype, input.shape[1])))
     return false;
   NormSpec spec{NormKind::Layer, input.dtype, input.shape[1], true};
-  return launchNorm(rt, spec, out, input, &residualIn, &residualOut, weight, &bias, epsilon, error);
+  return launchNorm(rt, spec, out, input, &residualIn, &residualOut, weight, &bias, epsilon, error, nullptr, xBias);
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include "wavetile/ops/Activations.h"
 #include "wavetile/ops/Norms.h"
 #include "wavetile/ops/Quant.h"
+#include "wavetile/ops/Rope.h"
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -93,19 +94,49 @@ void bindOps(py::module_ &m) {
     });
   });
   m.def("layernorm2d_fwd", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input,
-                              const PyTensor &weight, const PyTensor &bias, float epsilon) {
+                              const PyTensor &weight, const PyTensor &bias, float epsilon,
+                              const std::optional<PyTensor> &xBias) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {
-      return layernorm2d_fwd(r, tensorOf(out), tensorOf(input), tensorOf(weight), tensorOf(bias), epsilon, e);
+      TensorRef xb = xBias ? tensorOf(*xBias) : TensorRef{};
+      return layernorm2d_fwd(r, tensorOf(out), tensorOf(input), tensorOf(weight), tensorOf(bias), epsilon, e,
+                             xBias ? &xb : nullptr);
     });
   });
   m.def("layernorm2d_fwd_with_add",
         [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input, const PyTensor &residualIn,
-           const PyTensor &residualOut, const PyTensor &weight, const PyTensor &bias, float epsilon) {
+           const PyTensor &residualOut, const PyTensor &weight, const PyTensor &bias, float epsilon,
+           const std::optional<PyTensor> &xBias) {
           run(rt, stream, [&](OpRuntime &r, std::string *e) {
+            TensorRef xb = xBias ? tensorOf(*xBias) : TensorRef{};
             return layernorm2d_fwd_with_add(r, tensorOf(out), tensorOf(input), tensorOf(residualIn),
-                                            tensorOf(residualOut), tensorOf(weight), tensorOf(bias), epsilon, e);
+                                            tensorOf(residualOut), tensorOf(weight), tensorOf(bias), epsilon, e,
+                                            xBias ? &xb : nullptr);
           });
         });
+  m.def("rope_cached", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &outX, const PyTensor &x,
+                          const std::optional<PyTensor> &outY, const std::optional<PyTensor> &y, const PyTensor &cos,
+                          const PyTensor &sin, const std::optional<PyTensor> &positions,
+                          const std::optional<PyTensor> &offsets, int rotateStyle, bool reuse, bool nopeFirst) {
+    run(rt, stream, [&](OpRuntime &r, std::string *e) {
+      if (rotateStyle != 0 && rotateStyle != 1) {
+        *e = "rotate_style must be 0 (NeoX) or 1 (GPT-J), got " + std::to_string(rotateStyle);
+        return false;
+      }
+      RopeOptions options{RotateStyle(rotateStyle), reuse, nopeFirst};
+      TensorRef off = offsets ? tensorOf(*offsets) : TensorRef{};
+      if (y)
+        return rope_cached_positions_2c_fwd(r, tensorOf(outX), tensorOf(*outY), tensorOf(x), tensorOf(*y),
+                                            tensorOf(cos), tensorOf(sin), tensorOf(*positions),
+                                            offsets ? &off : nullptr, options, e);
+      if (offsets)
+        return rope_cached_positions_offsets_fwd(r, tensorOf(outX), tensorOf(x), tensorOf(cos), tensorOf(sin),
+                                                 tensorOf(*positions), off, options, e);
+      if (positions)
+        return rope_cached_positions_fwd(r, tensorOf(outX), tensorOf(x), tensorOf(cos), tensorOf(sin),
+                                         tensorOf(*positions), options, e);
+      return rope_cached_fwd(r, tensorOf(outX), tensorOf(x), tensorOf(cos), tensorOf(sin), options, e);
+    });
+  });
   m.def("quant", [](PyOpRuntime &rt, uintptr_t stream, const std::string &name, const PyTensor &out,
                     const PyTensor &input, const PyTensor &scales, int64_t groupSize, int round, bool shuffle) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {

@@ -114,8 +114,10 @@ def test_errors_name_the_op_and_argument():
         ops.rmsnorm2d_fwd(x, np.ones(8, np.float16), 1e-5)
     with pytest.raises(ops.OpError, match="unit stride"):
         ops.rmsnorm2d_fwd(np.zeros((8, 4), np.float32).T, np.ones(8, np.float32), 1e-5)
-    with pytest.raises(ops.OpError, match="numpy arrays of int32 are not supported"):
+    with pytest.raises(ops.OpError, match="'input' has dtype i32; expected one of f32, f16, bf16"):
         ops.rmsnorm2d_fwd(np.zeros((4, 8), np.int32), np.ones(8, np.int32), 1e-5)
+    with pytest.raises(ops.OpError, match="numpy arrays of float64 are not supported"):
+        ops.rmsnorm2d_fwd(np.zeros((4, 8)), np.ones(8), 1e-5)
     with pytest.raises(ops.OpError, match="'residual_out' has shape \\[4, 7\\]"):
         ops.rmsnorm2d_fwd_with_add(x.copy(), x, x, np.zeros((4, 7), np.float32), np.ones(8, np.float32), 1e-5)
 
@@ -326,3 +328,82 @@ def test_quant_errors():
         ops.dynamic_per_group_scaled_quant(np.zeros((4, 32), np.uint8), x, np.zeros((4, 1), np.uint8), 64)
     with pytest.raises(ops.OpError, match="round_mode must be 0"):
         ops.per_1x32_f4_quant(x, round_mode=7)
+
+
+def _rope_reference(x, freqs_cos, freqs_sin, style, reuse, nope_first):
+    """AITER's ref_rope_sbhd_fwd in float64 (tables already gathered per token: [S, B, 1, F])."""
+    d, f = x.shape[-1], freqs_cos.shape[-1]
+    r = f * (2 if reuse else 1)
+    rot = x[..., d - r:] if nope_first else x[..., :r]
+    cos, sin = freqs_cos, freqs_sin
+    if reuse:
+        cos, sin = ((np.concatenate([cos, cos], -1), np.concatenate([sin, sin], -1)) if style == 0
+                    else (np.repeat(cos, 2, -1), np.repeat(sin, 2, -1)))
+    if style == 0:
+        rotated = np.concatenate([-rot[..., r // 2:], rot[..., :r // 2]], -1)
+    else:
+        rotated = np.stack([-rot[..., 1::2], rot[..., 0::2]], -1).reshape(rot.shape)
+    embedded = rot * cos + rotated * sin
+    return (np.concatenate([x[..., :d - r], embedded], -1) if nope_first
+            else np.concatenate([embedded, x[..., r:]], -1))
+
+
+@pytest.mark.parametrize("style,reuse,nope_first,positions", [(0, False, False, False), (0, True, False, True),
+                                                              (1, False, True, True), (1, True, True, False),
+                                                              (0, True, True, True)])
+def test_rope_cached(style, reuse, nope_first, positions):
+    s, b, h, d = 5, 3, 4, 96
+    f = 24 if reuse else 48
+    rng = _rng(style, reuse, nope_first, positions)
+    x = rng.normal(0, 1, (s, b, h, d)).astype(np.float32)
+    rows = 40 if positions else s
+    angles = rng.uniform(-6, 6, (rows, 1, 1, f))
+    cos, sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+    pos = rng.integers(0, rows, (s, b)).astype(np.int64)
+    if positions:
+        out = ops.rope_cached_positions_fwd(x, cos, sin, pos, style, reuse, nope_first)
+        gathered_cos, gathered_sin = cos[pos, 0], sin[pos, 0]
+    else:
+        out = ops.rope_cached_fwd(x, cos, sin, style, reuse, nope_first)
+        gathered_cos, gathered_sin = cos[:, None, 0], sin[:, None, 0]
+    expected = _rope_reference(x.astype(np.float64), gathered_cos, gathered_sin, style, reuse, nope_first)
+    np.testing.assert_allclose(out, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_rope_two_tensors_in_place_with_offsets():
+    s, b, hx, hy, d = 3, 2, 8, 2, 64
+    rng = _rng(11)
+    qkv = rng.normal(0, 1, (s, b, hx + 2 * hy, d)).astype(np.float32)
+    q, k = qkv[:, :, :hx], qkv[:, :, hx:hx + hy]
+    before = qkv.copy()
+    angles = rng.uniform(-6, 6, (64, d // 2))
+    cos, sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+    pos, off = rng.integers(0, 32, (s, b)), rng.integers(0, 32, (s, b))
+    ops.rope_cached_positions_2c_fwd_inplace(q, k, cos, sin, pos, 0, True, False, offsets=off)
+    rows = pos + off
+    for tensor, lo, hi in ((q, 0, hx), (k, hx, hx + hy)):
+        expected = _rope_reference(before[:, :, lo:hi].astype(np.float64), cos[rows][:, :, None], sin[rows][:, :, None],
+                                   0, True, False)
+        np.testing.assert_allclose(tensor, expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(qkv[:, :, hx + hy:], before[:, :, hx + hy:])  # v untouched
+
+
+def test_rope_errors():
+    x = np.zeros((2, 2, 4, 64), np.float32)
+    table = np.zeros((8, 1, 1, 48), np.float32)
+    with pytest.raises(ops.OpError, match="rotary dimension 96"):
+        ops.rope_cached_fwd(x, table, table, 0, True)
+    with pytest.raises(ops.OpError, match="rotate_style must be 0"):
+        ops.rope_cached_fwd(x, table[..., :32], table[..., :32], 2)
+
+
+def test_layernorm_x_bias():
+    m, n = 4, 300
+    rng = _rng(5)
+    x, w, bias, x_bias = (rng.normal(0, 1, (m, n)).astype(np.float32), rng.normal(0, 1, n).astype(np.float32),
+                          rng.normal(0, 1, n).astype(np.float32), rng.normal(0, 1, n).astype(np.float32))
+    out = ops.layernorm2d_fwd(x, w, bias, 1e-5, x_bias=x_bias)
+    biased = (x + x_bias).astype(np.float64)
+    mean = biased.mean(axis=1, keepdims=True)
+    expected = (biased - mean) / np.sqrt(((biased - mean) ** 2).mean(axis=1, keepdims=True) + 1e-5) * w + bias
+    np.testing.assert_allclose(out, expected, rtol=2e-5, atol=2e-5)

@@ -14,7 +14,8 @@ from .jit import _HOST, _TORCH_DTYPES, _TorchStream, _gpu
 
 OpError = _C.OpError
 
-_NUMPY_DTYPES = {"float32": language.f32, "float16": language.f16, "uint16": language.bf16, "int8": language.i8}
+_NUMPY_DTYPES = {"float32": language.f32, "float16": language.f16, "uint16": language.bf16, "int8": language.i8,
+                 "int32": language.i32, "int64": language.i64}
 _RUNTIMES = {}
 
 
@@ -84,22 +85,26 @@ def rmsnorm2d_fwd_with_add(out, input, residual_in, residual_out, weight, epsilo
                               use_model_sensitive_rmsnorm)
 
 
-def layernorm2d_fwd(input, weight, bias, epsilon=1e-5):
-    """LayerNorm of each row: (x - mean) * rsqrt(var + epsilon) * weight + bias."""
+def layernorm2d_fwd(input, weight, bias, epsilon=1e-5, x_bias=None):
+    """LayerNorm of each row: (x - mean) * rsqrt(var + epsilon) * weight + bias, with
+    x = input (+ x_bias, rounded to the dtype)."""
     out = _empty_like(input)
-    runtime, stream = _runtime(out, input, weight, bias)
-    _C.layernorm2d_fwd(runtime, stream, _tensor(out), _tensor(input), _tensor(weight), _tensor(bias), epsilon)
+    runtime, stream = _runtime(out, input, weight, bias, *([] if x_bias is None else [x_bias]))
+    _C.layernorm2d_fwd(runtime, stream, _tensor(out), _tensor(input), _tensor(weight), _tensor(bias), epsilon,
+                       None if x_bias is None else _tensor(x_bias))
     return out
 
 
 layer_norm = layernorm2d_fwd
 
 
-def layernorm2d_fwd_with_add(out, input, residual_in, residual_out, weight, bias, epsilon):
-    """residual_out = input + residual_in; out = LayerNorm(residual_out)."""
-    runtime, stream = _runtime(out, input, residual_in, residual_out, weight, bias)
+def layernorm2d_fwd_with_add(out, input, residual_in, residual_out, weight, bias, epsilon, x_bias=None):
+    """residual_out = input (+ x_bias) + residual_in, rounded once; out = LayerNorm(residual_out)."""
+    runtime, stream = _runtime(out, input, residual_in, residual_out, weight, bias,
+                               *([] if x_bias is None else [x_bias]))
     _C.layernorm2d_fwd_with_add(runtime, stream, _tensor(out), _tensor(input), _tensor(residual_in),
-                                _tensor(residual_out), _tensor(weight), _tensor(bias), epsilon)
+                                _tensor(residual_out), _tensor(weight), _tensor(bias), epsilon,
+                                None if x_bias is None else _tensor(x_bias))
 
 
 def _gated(name, out, input, limit=7.0, alpha=1.702):
@@ -227,3 +232,54 @@ def fp8_dtype(device=None):
     else:
         index = (torch.device("cuda", device) if isinstance(device, int) else torch.device(device)).index or 0
     return torch.float8_e4m3fnuz if _gpu(index).device.target == "gfx942" else torch.float8_e4m3fn
+
+
+def _rope(outs, inputs, cos, sin, positions, offsets, rotate_style, reuse_freqs_front_part, nope_first):
+    extra = [t for t in (positions, offsets) if t is not None]
+    runtime, stream = _runtime(*outs, *inputs, cos, sin, *extra)
+    two = len(inputs) == 2
+    _C.rope_cached(runtime, stream, _tensor(outs[0]), _tensor(inputs[0]), _tensor(outs[1]) if two else None,
+                   _tensor(inputs[1]) if two else None, _tensor(cos), _tensor(sin),
+                   None if positions is None else _tensor(positions), None if offsets is None else _tensor(offsets),
+                   int(rotate_style), bool(reuse_freqs_front_part), bool(nope_first))
+
+
+def rope_cached_fwd(input, cos, sin, rotate_style=0, reuse_freqs_front_part=False, nope_first=False):
+    """Rotary embedding of `input` [S, B, H, D] with cached tables cos, sin [S, 1, 1, F]
+    (or [S, F]): rotate_style 0 NeoX, 1 GPT-J; the rotary part is F columns (2F when the
+    front part is reused), first or (nope_first) last; the rest is copied. Returns out."""
+    out = _empty_like(input)
+    _rope([out], [input], cos, sin, None, None, rotate_style, reuse_freqs_front_part, nope_first)
+    return out
+
+
+def rope_cached_positions_fwd(input, cos, sin, positions, rotate_style=0, reuse_freqs_front_part=False,
+                              nope_first=False):
+    """As rope_cached_fwd with table rows positions[s, b] (int32 or int64 [S, B])."""
+    out = _empty_like(input)
+    _rope([out], [input], cos, sin, positions, None, rotate_style, reuse_freqs_front_part, nope_first)
+    return out
+
+
+def rope_cached_positions_offsets_fwd(input, cos, sin, positions, offsets, rotate_style=0,
+                                      reuse_freqs_front_part=False, nope_first=False):
+    """As rope_cached_fwd with table rows positions[s, b] + offsets[s, b]."""
+    out = _empty_like(input)
+    _rope([out], [input], cos, sin, positions, offsets, rotate_style, reuse_freqs_front_part, nope_first)
+    return out
+
+
+def rope_cached_positions_2c_fwd(input_x, input_y, cos, sin, positions, rotate_style=0,
+                                 reuse_freqs_front_part=False, nope_first=False, offsets=None):
+    """Queries and keys ([S, B, Hx, D], [S, B, Hy, D]) rotated in one launch; returns both."""
+    out_x, out_y = _empty_like(input_x), _empty_like(input_y)
+    _rope([out_x, out_y], [input_x, input_y], cos, sin, positions, offsets, rotate_style, reuse_freqs_front_part,
+          nope_first)
+    return out_x, out_y
+
+
+def rope_cached_positions_2c_fwd_inplace(input_x, input_y, cos, sin, positions, rotate_style=0,
+                                         reuse_freqs_front_part=False, nope_first=False, offsets=None):
+    """rope_cached_positions_2c_fwd writing into the inputs."""
+    _rope([input_x, input_y], [input_x, input_y], cos, sin, positions, offsets, rotate_style,
+          reuse_freqs_front_part, nope_first)

@@ -230,3 +230,67 @@ TEST_F(RmsNormOp, CompilesOncePerSpecialization) {
 }
 
 } // namespace
+
+namespace {
+
+// x_bias is added to the input before the norm: the result must equal LayerNorm of the
+// rounded sum (computed here in f32 as the definition says), and the fused add must write
+// that sum plus the residual, rounded once.
+TEST(LayerNormXBias, EqualsLayerNormOfTheBiasedInput) {
+  for (DType dtype : {DType::bf16, DType::f16}) {
+    for (bool withAdd : {false, true}) {
+      SCOPED_TRACE(std::string(dtypeName(dtype)) + (withAdd ? " with add" : ""));
+      std::string error;
+      wavetile::test::HostOps host;
+      ASSERT_TRUE(host.runtime);
+      std::mt19937_64 rng = wavetile::test::freshGenerator();
+      std::normal_distribution<float> value(1.f, 2.f);
+      const int64_t m = 7, n = 1000;
+      Buffer input(dtype, m * n), residual(dtype, m * n), weight(dtype, n), bias(dtype, n), xBias(dtype, n);
+      for (size_t i = 0; i < input.size(); ++i) {
+        input.set(i, value(rng));
+        residual.set(i, value(rng));
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        weight.set(i, value(rng));
+        bias.set(i, value(rng));
+        xBias.set(i, value(rng));
+      }
+      Buffer out(dtype, m * n), residualOut(dtype, m * n), biased(dtype, m * n), expected(dtype, m * n);
+      out.poison();
+      residualOut.poison();
+      auto ref = [&](Buffer &b) { return TensorRef::contiguous(b.data(), dtype, {m, n}); };
+      TensorRef w = TensorRef::contiguous(weight.data(), dtype, {n}), bs = TensorRef::contiguous(bias.data(), dtype, {n});
+      TensorRef xb = TensorRef::contiguous(xBias.data(), dtype, {n});
+      bool ok = withAdd ? layernorm2d_fwd_with_add(*host.runtime, ref(out), ref(input), ref(residual), ref(residualOut),
+                                                   w, bs, 1e-5f, &error, &xb)
+                        : layernorm2d_fwd(*host.runtime, ref(out), ref(input), w, bs, 1e-5f, &error, &xb);
+      ASSERT_TRUE(ok) << error;
+      for (int64_t i = 0; i < m * n; ++i) {
+        float sum = input.get(i) + xBias.get(i % n);
+        if (withAdd)
+          sum += residual.get(i);
+        biased.set(i, sum);
+        if (withAdd) {
+          ASSERT_EQ(residualOut.get(i), biased.get(i)) << "residual_out[" << i << "]";
+        }
+      }
+      ASSERT_TRUE(layernorm2d_fwd(*host.runtime, ref(expected), ref(biased), w, bs, 1e-5f, &error)) << error;
+      for (int64_t i = 0; i < m * n; ++i)
+        ASSERT_EQ(out.get(i), expected.get(i)) << "out[" << i << "]";
+    }
+  }
+}
+
+TEST(LayerNormXBias, RefusesAMismatchedBias) {
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::vector<float> a(64), v(16);
+  TensorRef x = TensorRef::contiguous(a.data(), DType::f32, {4, 16}), w = TensorRef::contiguous(v.data(), DType::f32, {16});
+  TensorRef shortBias = TensorRef::contiguous(v.data(), DType::f32, {8});
+  wavetile::test::expectRefused(layernorm2d_fwd(*host.runtime, x, x, w, w, 1e-5f, &error, &shortBias), error,
+                                "'x_bias' must have shape [16], got [8]");
+}
+
+} // namespace

@@ -29,12 +29,15 @@ bool rmsnorm2d_fwd_with_add(OpRuntime &rt, const TensorRef &out, const TensorRef
                             const TensorRef &residualOut, const TensorRef &weight, float epsilon, bool gemmaNorm,
                             int useModelSensitiveRmsnorm, std::string *error);
 
+/// `xBias` (AITER's x_bias, a vector of N in the input dtype) is added to the input first:
+/// x = round(input + x_bias) (+ residual_in, rounded once as residual_out).
 bool layernorm2d_fwd(OpRuntime &rt, const TensorRef &out, const TensorRef &input, const TensorRef &weight,
-                     const TensorRef &bias, float epsilon, std::string *error);
+                     const TensorRef &bias, float epsilon, std::string *error, const TensorRef *xBias = nullptr);
 
 bool layernorm2d_fwd_with_add(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
                               const TensorRef &residualIn, const TensorRef &residualOut, const TensorRef &weight,
-                              const TensorRef &bias, float epsilon, std::string *error);
+                              const TensorRef &bias, float epsilon, std::string *error,
+                              const TensorRef *xBias = nullptr);
 
 /// RMSNorm whose output is quantized (AITER's rmsnorm2d_fwd_with_dynamicquant): the
 /// normalized rows, rounded to the input dtype, are quantized as the quantization ops do:
@@ -69,6 +72,7 @@ struct NormSpec {
   int64_t warpSize = 32;  // of the target: blocks give each thread 16-byte vectors
   bool sequentialReductions = false; // the host: LayerNorm corrects its first mean
   std::optional<RowQuant> quant;      // the output quantized (RMSNorm)
+  bool xBias = false;                 // LayerNorm: x_bias added to the input first
   /// The op and kernel name ("rmsnorm2d_fwd_with_add", ...).
   std::string name() const;
   std::string key() const;
