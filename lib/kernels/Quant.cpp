@@ -200,3 +200,136 @@ bool wavetile::ops::static_per_tensor_quant(OpRuntime &rt, const TensorRef &out,
                                             const TensorRef &scale, std::string *error) {
   return launchQuant(rt, {QuantScheme::StaticPerTensor}, out, input, scale, error);
 }
+
+std::string DequantSpec::key() const {
+  return "dequant/" + quant.key() + "->" + dtypeName(output) + "/n" + std::to_string(hidden) + "/w" +
+         std::to_string(warpSize) + (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
+}
+
+std::unique_ptr<Module> wavetile::ops::buildDequant(const DequantSpec &spec, std::string *error) {
+  const int64_t n = spec.hidden;
+  const RowQuant &q = spec.quant;
+  const bool mx = q.scheme == QuantScheme::Mx;
+  const int64_t block = std::max(powerOfTwoAtLeast(std::min(n, kRowElements / 2)), q.group ? q.group : int64_t(1));
+  const Reach reach = spec.within2GiB ? Reach::within2GiB : Reach::unbounded;
+  ModuleBuilder mb;
+  {
+    KernelOptions options; // one program per row
+    options.numWarps = rowWarps(block, spec.output, spec.warpSize);
+    auto k = mb.kernel("dequant", options);
+    Tensor out = k.tensor("out", spec.output, {Dim::dynamic(), Dim::fixed(n)}, false, reach);
+    Tensor input = k.tensor("input", mx ? DType::i8 : q.out, {Dim::dynamic(), Dim::fixed(mx ? n / 2 : n)}, false,
+                            reach);
+    if (spec.vectorAligned)
+      for (const Tensor *t : {&out, &input}) {
+        k.assumeAligned(t->pointer, 16);
+        k.assumeDivisible(t->stride(0), 16 / std::max(1, bitWidth(t->pointer.element) / 8));
+      }
+    const int64_t groups = mx ? (n + 31) / 32 : q.group ? n / q.group : 1;
+    Tensor scales = q.scheme == QuantScheme::PerToken ? k.tensor("scales", DType::f32, {Dim::dynamic()}, true, reach)
+                    : q.scheme == QuantScheme::StaticPerTensor
+                        ? k.tensor("scales", DType::f32, {Dim::fixed(1)}, true, reach)
+                        : k.tensor("scales", mx ? DType::i8 : DType::f32, {Dim::dynamic(), Dim::fixed(groups)}, false,
+                                   reach);
+    Value row = programId(0);
+    Value columns = arange(0, int32_t(block));
+    std::optional<Value> rowScale;
+    if (q.scheme == QuantScheme::PerToken)
+      rowScale = load(scales, {row + arange(0, 1)}).sum(0);
+    else if (q.scheme == QuantScheme::StaticPerTensor)
+      rowScale = load(scales, {arange(0, 1)}).sum(0);
+    // A group's scale for each element of the chunk at c0.
+    auto perElement = [&](Value c0, const std::function<Value(Value)> &decode) {
+      const int64_t group = mx ? 32 : q.group, count = block / group;
+      Value s = decode(load(scales, {row, c0 / group + arange(0, int32_t(count))}));
+      return s.expand(1).broadcastTo({count, group}).reshape({block});
+    };
+    forRange(0, n, block, {}, [&](Value c0, const std::vector<Value> &) {
+      Value x, scale;
+      if (mx) {
+        // Two codes per byte, element 2i low; e2m1 = sign, 2 exponent bits, 1 mantissa bit.
+        Value bytes = load(input, {row, c0 / 2 + arange(0, int32_t(block / 2))}).to(DType::i32) & 0xFF;
+        Value e = arange(0, 2).expand(0).broadcastTo({block / 2, 2});
+        Value code = ((bytes.expand(1).broadcastTo({block / 2, 2}) >> (e * 4)) & 15).reshape({block});
+        Value exponent = (code >> 1) & 3, mantissa = (code & 1).to(DType::f32);
+        Value magnitude = where(exponent == 0, mantissa * 0.5,
+                                (1.0 + mantissa * 0.5) * ((exponent + 126) << 23).bitcast(DType::f32));
+        x = where((code & 8) != 0, -magnitude, magnitude);
+        scale = perElement(c0, [](Value byte) {
+          Value b = byte.to(DType::i32) & 0xFF;
+          // 2^(b - 127): byte 0 is the f32 denormal 2^-127, byte 255 a NaN.
+          return ((b << 23) | where(b == 0, 0x400000, where(b == 255, 1, 0))).bitcast(DType::f32);
+        });
+      } else {
+        x = load(input, {row, c0 + columns}).to(DType::f32);
+        scale = rowScale ? *rowScale : perElement(c0, [](Value s) { return s; });
+      }
+      store(out, {row, c0 + columns}, (x * scale).to(spec.output));
+      return std::vector<Value>{};
+    });
+  }
+  return mb.finish(error);
+}
+
+bool wavetile::ops::dequant(OpRuntime &rt, const TensorRef &out, const TensorRef &input, const TensorRef &scales,
+                            std::string *error) {
+  const std::string op = "dequant";
+  ArgumentChecker check(op, error);
+  if (!check.rows("out", out, kNormDTypes))
+    return false;
+  const int64_t m = out.shape[0], n = out.shape[1];
+  DequantSpec spec{{QuantScheme::PerToken, input.dtype}, out.dtype, n};
+  if (input.dtype == DType::f4E2M1FN) {
+    spec.quant.scheme = QuantScheme::Mx;
+    spec.quant.group = 32;
+    if (n % 2)
+      return opError(error, op, "MXFP4 packs pairs of elements; the hidden size " + std::to_string(n) + " is odd");
+    if (!check.shaped("input", input, DType::f4E2M1FN, {m, n / 2}) ||
+        !check.shaped("scales", scales, DType::f8E8M0FNU, {m, (n + 31) / 32}))
+      return false;
+  } else {
+    if (quantMax(input.dtype) == 0)
+      return opError(error, op, std::string("'input' has dtype ") + dsl::dtypeName(input.dtype) +
+                                    "; expected f8E4M3FN, f8E4M3FNUZ, i8 or f4E2M1FN");
+    if (!check.shaped("input", input, input.dtype, {m, n}))
+      return false;
+    if (scales.dtype != DType::f32)
+      return opError(error, op, std::string("'scales' has dtype ") + dsl::dtypeName(scales.dtype) + "; expected f32");
+    bool perToken = (scales.rank() == 1 && scales.shape[0] == m && m != 1) ||
+                    (scales.rank() == 2 && scales.shape[0] == m && scales.shape[1] == 1 && m != 1);
+    if (scales.numel() == 1 && scales.rank() <= 2) {
+      spec.quant.scheme = QuantScheme::StaticPerTensor;
+    } else if (perToken) {
+      spec.quant.scheme = QuantScheme::PerToken;
+    } else if (scales.rank() == 2 && scales.shape[0] == m && scales.shape[1] > 0 && n % scales.shape[1] == 0 &&
+               (n / scales.shape[1] == 32 || n / scales.shape[1] == 64 || n / scales.shape[1] == 128)) {
+      spec.quant.scheme = QuantScheme::PerGroup;
+      spec.quant.group = n / scales.shape[1];
+    } else {
+      return opError(error, op, "'scales' must be [1] (per tensor), [M] or [M, 1] (per token) or [M, N / G] with "
+                                "G = 32, 64 or 128 (per group)");
+    }
+  }
+  if (m == 0)
+    return true;
+  spec.warpSize = rt.warpSize();
+  spec.vectorAligned = vectorAligned({&out, &input});
+  spec.within2GiB = within2GiB({&out, &input, &scales});
+  NamedArgs args;
+  args.tensor("out", out).tensor("input", spec.quant.scheme == QuantScheme::Mx
+                                             ? TensorRef{input.data, DType::i8, input.shape, input.strides}
+                                             : input);
+  if (spec.quant.scheme == QuantScheme::Mx)
+    args.tensor("scales", {scales.data, DType::i8, scales.shape, scales.strides});
+  else if (spec.quant.scheme == QuantScheme::PerToken)
+    args.tensor("scales", {scales.data, DType::f32, {m}, {scales.strides[0]}});
+  else if (spec.quant.scheme == QuantScheme::StaticPerTensor)
+    args.tensor("scales", {scales.data, DType::f32, {1}, {1}});
+  else
+    args.tensor("scales", scales);
+  std::string launchError;
+  if (!rt.launch(spec.key(), [&](std::string *e) { return buildDequant(spec, e); }, "dequant",
+                 {uint32_t(m), 1, 1}, args, &launchError))
+    return opError(error, op, launchError);
+  return true;
+}

@@ -151,6 +151,11 @@ void bindOps(py::module_ &m) {
       return static_per_tensor_quant(r, tensorOf(out), tensorOf(input), tensorOf(scales), e);
     });
   });
+  m.def("dequant", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input,
+                      const PyTensor &scales) {
+    run(rt, stream,
+        [&](OpRuntime &r, std::string *e) { return dequant(r, tensorOf(out), tensorOf(input), tensorOf(scales), e); });
+  });
   m.def("rmsnorm2d_fwd_dynamicquant",
         [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input,
            const std::optional<PyTensor> &residualIn, const std::optional<PyTensor> &residualOut,

@@ -407,3 +407,16 @@ def test_layernorm_x_bias():
     mean = biased.mean(axis=1, keepdims=True)
     expected = (biased - mean) / np.sqrt(((biased - mean) ** 2).mean(axis=1, keepdims=True) + 1e-5) * w + bias
     np.testing.assert_allclose(out, expected, rtol=2e-5, atol=2e-5)
+
+
+def test_dequant_round_trips_mxfp4_and_int8():
+    x = _rng(21).normal(0, 2, (6, 96)).astype(np.float32)
+    packed, scales = ops.per_1x32_f4_quant(x)
+    y = ops.dequant(packed, scales)
+    codes = np.stack([packed & 15, packed >> 4], -1).reshape(6, 96)
+    e2m1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6], np.float32)
+    expected = e2m1[codes] * np.repeat(np.exp2(scales.astype(np.float32) - 127), 32, axis=1)
+    np.testing.assert_array_equal(y, expected)
+    q, s = np.empty((6, 96), np.int8), np.empty((6, 1), np.float32)
+    ops.dynamic_per_token_scaled_quant(q, x, s)
+    np.testing.assert_array_equal(ops.dequant(q, s), q.astype(np.float32) * s)

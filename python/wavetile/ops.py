@@ -200,6 +200,29 @@ def static_per_tensor_quant(out, input, scale):
     _C.quant(runtime, stream, "static_per_tensor_quant", _tensor(out), _tensor(input), _tensor(scale), 0, 1, False)
 
 
+def dequant(input, scales, dtype=None, out=None):
+    """input * scale into `out` (or a new tensor of `dtype`, default float32): fp8/int8
+    input with f32 scales [1] (per tensor), [M] / [M, 1] (per token) or [M, N / G] (per
+    group); or MXFP4 (packed fp4 [M, N/2] as float4_e2m1fn_x2 or uint8, e8m0 scales
+    [M, ceil(N/32)] as float8_e8m0fnu or uint8)."""
+    packed = str(input.dtype) in ("uint8", "torch.uint8", "torch.float4_e2m1fn_x2")
+    m, n = input.shape[0], input.shape[1] * (2 if packed else 1)
+    if out is None:
+        if hasattr(input, "data_ptr"):
+            torch = sys.modules["torch"]
+            out = torch.empty((m, n), dtype=dtype or torch.float32, device=input.device)
+        else:
+            import numpy
+            out = numpy.empty((m, n), dtype=dtype or numpy.float32)
+    runtime, stream = _runtime(out, input, scales)
+    if packed:
+        q, s = _mx(input, scales)
+    else:
+        q, s = _tensor(input), _tensor(scales)
+    _C.dequant(runtime, stream, _tensor(out), q, s)
+    return out
+
+
 def rmsnorm2d_fwd_with_dynamicquant(out, input, yscale, weight, epsilon, use_model_sensitive_rmsnorm=0,
                                     group_size=0, shuffle_scale=False, round_mode=1):
     """RMSNorm, rounded to the input dtype, then quantized into `out` with scales `yscale`:

@@ -180,6 +180,70 @@ TEST(QuantOp, Int8RoundsHalvesToEvenAndClamps) {
     EXPECT_EQ(int(q[i]), int(std::clamp(std::nearbyint(x[i] / scale), -128.f, 127.f))) << "x = " << x[i];
 }
 
+// dequant of random codes and scales: out = decoded code * scale, rounded once to the
+// output dtype. Codes are every byte value (NaN codes excepted), scales random, the MXFP4
+// scale bytes include 0 (2^-127) and large exponents.
+TEST(DequantOp, DecodesEveryScheme) {
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::mt19937_64 rng = wavetile::test::freshGenerator();
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> scaleValue(0.01f, 3.f);
+  const float e2m1[] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  struct Scheme {
+    DType in, out;
+    int64_t m, n, scaleRows, scaleColumns; // scaleColumns 0: a vector [scaleRows]
+  };
+  for (Scheme c : {Scheme{DType::f8E4M3FN, DType::bf16, 5, 300, 5, 1}, Scheme{DType::i8, DType::f32, 3, 256, 3, 2},
+                   Scheme{DType::f8E4M3FNUZ, DType::f16, 4, 100, 1, 0}, Scheme{DType::i8, DType::bf16, 6, 40, 6, 0},
+                   Scheme{DType::f4E2M1FN, DType::bf16, 3, 100, 3, 4}, Scheme{DType::f4E2M1FN, DType::f32, 2, 64, 2, 2}}) {
+    SCOPED_TRACE(std::string(dsl::dtypeName(c.in)) + " -> " + dsl::dtypeName(c.out));
+    const bool mx = c.in == DType::f4E2M1FN, fnuz = c.in == DType::f8E4M3FNUZ;
+    const int64_t columns = mx ? c.n / 2 : c.n;
+    std::vector<uint8_t> codes(c.m * columns), scaleBytes(c.scaleRows * std::max<int64_t>(c.scaleColumns, 1));
+    std::vector<float> scales(scaleBytes.size());
+    for (auto &b : codes) {
+      do
+        b = uint8_t(byte(rng));
+      while (!mx && c.in != DType::i8 && std::isnan(decodeFp8(b, fnuz)));
+    }
+    for (size_t i = 0; i < scales.size(); ++i) {
+      scales[i] = scaleValue(rng);
+      scaleBytes[i] = uint8_t(i == 0 ? 0 : 100 + byte(rng) % 60);
+    }
+    HostBuffer out(c.out, c.m * c.n);
+    out.poison();
+    std::vector<int64_t> scaleShape = c.scaleColumns ? std::vector<int64_t>{c.scaleRows, c.scaleColumns}
+                                                     : std::vector<int64_t>{c.scaleRows};
+    TensorRef scaleRef = mx ? TensorRef::contiguous(scaleBytes.data(), DType::f8E8M0FNU, scaleShape)
+                            : TensorRef::contiguous(scales.data(), DType::f32, scaleShape);
+    ASSERT_TRUE(dequant(*host.runtime, TensorRef::contiguous(out.data(), c.out, {c.m, c.n}),
+                        TensorRef::contiguous(codes.data(), c.in, {c.m, columns}), scaleRef, &error))
+        << error;
+    int64_t bad = 0;
+    for (int64_t r = 0; r < c.m; ++r)
+      for (int64_t col = 0; col < c.n; ++col) {
+        double value, scale;
+        if (mx) {
+          uint8_t code = (codes[r * columns + col / 2] >> (col % 2 * 4)) & 15;
+          value = (code & 8 ? -1 : 1) * e2m1[code & 7];
+          scale = std::ldexp(1.0, int(scaleBytes[r * c.scaleColumns + col / 32]) - 127);
+        } else {
+          uint8_t code = codes[r * c.n + col];
+          value = c.in == DType::i8 ? double(int8_t(code)) : decodeFp8(code, fnuz);
+          scale = c.scaleColumns > 1 ? scales[r * c.scaleColumns + col / (c.n / c.scaleColumns)]
+                  : c.scaleRows > 1  ? scales[r]
+                                     : scales[0];
+        }
+        float expected = out.round(float(float(value) * float(scale)));
+        if (out.get(r * c.n + col) != expected && bad++ < 5)
+          ADD_FAILURE() << "out[" << r << ", " << col << "] = " << out.get(r * c.n + col) << ", expected " << expected;
+      }
+    EXPECT_EQ(bad, 0);
+  }
+}
+
 TEST(QuantOp, RefusesBadArguments) {
   std::string error;
   wavetile::test::HostOps host;

@@ -44,6 +44,13 @@ bool dynamic_per_tensor_quant(OpRuntime &rt, const TensorRef &out, const TensorR
 bool static_per_tensor_quant(OpRuntime &rt, const TensorRef &out, const TensorRef &input, const TensorRef &scale,
                              std::string *error);
 
+/// The inverse: `out` [M, N] (f32, f16 or bf16) = input * scale, rounded once. `input` is
+/// fp8 or int8 [M, N] with f32 `scales` of shape [1] (per tensor), [M] or [M, 1] (per
+/// token) or [M, N / G] (per group of G = 32, 64, 128), or MXFP4 (f4E2M1FN [M, N/2] packed,
+/// f8E8M0FNU scales [M, ceil(N/32)]; byte 0 is 2^-127 and 255 NaN, as AITER decodes them).
+bool dequant(OpRuntime &rt, const TensorRef &out, const TensorRef &input, const TensorRef &scales,
+             std::string *error);
+
 enum class QuantScheme { PerToken, PerGroup, Mx, StaticPerTensor, DynamicPerTensor };
 
 /// How rows are quantized: what a quantization op or a quantizing norm writes.
@@ -68,6 +75,18 @@ struct QuantSpec {
 /// The quantization kernel; DynamicPerTensor modules also hold "<name>_amax", which writes
 /// the partial amaxes the quantization kernel reads.
 std::unique_ptr<Module> buildQuant(const QuantSpec &spec, std::string *error);
+
+/// The dequantization kernel: `quant` says the input's scheme and dtype (PerToken,
+/// PerGroup, StaticPerTensor for a given scale, Mx), `input` the output dtype.
+struct DequantSpec {
+  RowQuant quant;
+  DType output;
+  int64_t hidden;
+  int64_t warpSize = 32;
+  bool vectorAligned = false, within2GiB = true;
+  std::string key() const;
+};
+std::unique_ptr<Module> buildDequant(const DequantSpec &spec, std::string *error);
 
 /// The shape of shuffled MXFP4 scales for [rows, groups] scales: rows padded to 256,
 /// groups to 8.
