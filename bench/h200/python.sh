@@ -24,4 +24,5 @@ echo "binding built in $(python3 -c "print(f'{$EPOCHREALTIME - $start:.1f}')") s
 # A script given first (e.g. bench/h200/ops_bench.py) runs instead of python_gpu.py.
 script=bench/h200/python_gpu.py
 if [[ "${1:-}" == *.py ]]; then script=$1; shift; fi
-PYTHONPATH="$out:examples/python" PYTHONUNBUFFERED=1 python3 "$script" "$@"
+# PROFILER (e.g. "ncu --clock-control none ...") runs the script under a profiler.
+PYTHONPATH="$out:examples/python" PYTHONUNBUFFERED=1 ${PROFILER:-} python3 "$script" "$@"

@@ -607,6 +607,15 @@ Value wavetile::dsl::where(Operand condition, Operand ifTrue, Operand ifFalse) {
   return wrap(ma::SelectOp::create(b(), locOf(condition.loc), unwrap(v[0]), unwrap(v[1]), unwrap(v[2])));
 }
 
+Value wavetile::dsl::fma(Operand x, Operand y, Operand z) {
+  std::vector<Value> v;
+  if (!unify({x, y, z}, v, x.loc) || !checkSameDType(v, x.loc, "fma()"))
+    return Value();
+  if (!isFloat(v[0].dtype()))
+    return fail(x.loc, std::string("fma() needs floats, got ") + dtypeName(v[0].dtype()));
+  return wrap(mlir::math::FmaOp::create(b(), locOf(x.loc), unwrap(v[0]), unwrap(v[1]), unwrap(v[2])));
+}
+
 Value wavetile::dsl::exp(Operand x) { return unaryFloat<mlir::math::ExpOp>(x, "exp"); }
 Value wavetile::dsl::exp2(Operand x) { return unaryFloat<mlir::math::Exp2Op>(x, "exp2"); }
 Value wavetile::dsl::log(Operand x) { return unaryFloat<mlir::math::LogOp>(x, "log"); }

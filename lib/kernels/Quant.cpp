@@ -15,6 +15,9 @@ namespace {
 /// elements each, as the norms); longer rows are read in chunks of half of it (per token:
 /// twice, amax then the output).
 constexpr int64_t kRowElements = 16384;
+/// Schemes without a row-wide amax give each program a chunk of a row this long: short rows
+/// (and few rows) then still spread over many programs.
+constexpr int64_t kChunkElements = 2048;
 } // namespace
 
 double wavetile::ops::quantMax(DType dtype) {
@@ -61,6 +64,17 @@ std::string QuantSpec::name() const {
   return "?";
 }
 
+int64_t QuantSpec::columnsPerProgram() const {
+  switch (quant.scheme) {
+  case QuantScheme::PerGroup:
+  case QuantScheme::Mx:
+  case QuantScheme::StaticPerTensor:
+    return std::max(powerOfTwoAtLeast(std::min(hidden, kChunkElements)), quant.group);
+  default:
+    return 0;
+  }
+}
+
 std::string QuantSpec::key() const {
   return name() + "/" + dtypeName(input) + "/" + quant.key() + "/n" + std::to_string(hidden) + "/w" +
          std::to_string(warpSize) + (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
@@ -100,8 +114,9 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
     store(partials, {program + arange(0, 1)}, full({1}, amax, DType::f32));
   }
   {
-    KernelOptions options; // one program per row
-    const int64_t block = std::max(chunk, spec.quant.group);
+    // One program per row, or (schemes without a row-wide amax) per chunk of a row.
+    const int64_t block = spec.columnsPerProgram() ? spec.columnsPerProgram() : std::max(chunk, spec.quant.group);
+    KernelOptions options;
     options.numWarps = rowWarps(block, spec.input, spec.warpSize);
     auto k = mb.kernel(spec.name(), options);
     k.param("BLOCK", block);
@@ -113,7 +128,11 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
     std::optional<Value> scale;
     if (spec.quant.scheme == QuantScheme::StaticPerTensor || spec.quant.scheme == QuantScheme::DynamicPerTensor)
       scale = quantizer.tensorScale();
-    if (quantizer.needsRowScale() && block >= n) {
+    if (spec.columnsPerProgram()) {
+      Value c0 = programId(1) * int32_t(block);
+      quantizer.storeChunk(row, c0, columns, read(c0 + columns), scale);
+      ifThen(programId(1) == 0, [&] { quantizer.finishRow(row, block); });
+    } else if (quantizer.needsRowScale() && block >= n) {
       Value x = read(columns);
       quantizer.storeChunk(row, constant(0, DType::i32), columns, x, quantizer.rowScale(row, abs(x).max(0)));
     } else {
@@ -129,8 +148,8 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
         quantizer.storeChunk(row, c0, columns, read(c0 + columns), scale);
         return std::vector<Value>{};
       });
+      quantizer.finishRow(row, block);
     }
-    quantizer.finishRow(row, block);
   }
   return mb.finish(error);
 }
@@ -169,7 +188,9 @@ bool launchQuant(OpRuntime &rt, RowQuant quant, const TensorRef &out, const Tens
     if (m == 0) // the scale of nothing is 1 (amax 0); one program writes it
       m = 1;
   }
-  if (!rt.launch(spec.key(), build, op, {quantRows(spec.quant, m), 1, 1}, args, &launchError))
+  const int64_t perProgram = spec.columnsPerProgram();
+  const uint32_t chunks = perProgram ? uint32_t((spec.hidden + perProgram - 1) / perProgram) : 1;
+  if (!rt.launch(spec.key(), build, op, {quantRows(spec.quant, m), chunks, 1}, args, &launchError))
     return opError(error, op, launchError);
   return true;
 }

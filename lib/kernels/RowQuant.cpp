@@ -5,6 +5,7 @@
 #include "Checks.h"
 
 #include <bit>
+#include <limits>
 
 using namespace wavetile;
 using namespace wavetile::dsl;
@@ -98,7 +99,21 @@ Value RowQuantizer::tensorScale() {
   return scale;
 }
 
-Value RowQuantizer::quantized(Value y) const {
+Value wavetile::ops::exactQuotient(Value x, Value d, Value reciprocal, bool mayOverflow) {
+  // Markstein: q = x * RN(1/d) is within an ulp; with the exact remainder e = x - q * d (one
+  // fma) q + e * RN(1/d) rounds to x / d. Kept as q where e is 0 (-0 stays -0) and where q
+  // overflows (the remainder would be NaN); results that underflow round to 0 downstream.
+  Value q = x * reciprocal;
+  Value e = fma(-q, d, x);
+  Value keep = e == 0.0;
+  if (mayOverflow)
+    keep = keep | (abs(q) > double(std::numeric_limits<float>::max()));
+  return where(keep, q, fma(e, reciprocal, q));
+}
+
+Value RowQuantizer::quantized(Value x, Value scale) const {
+  // Only a given (static) scale can take x / scale past the f32 range.
+  Value y = exactQuotient(x, scale, 1.0 / scale, quant_.scheme == QuantScheme::StaticPerTensor);
   if (quant_.out != DType::i8)
     return y.to(quant_.out, /*saturate=*/true);
   // Round half to even, then clamp (out-of-range f32 -> i8 conversions are undefined).
@@ -115,7 +130,7 @@ void RowQuantizer::storeChunk(Value row, Value c0, Value columns, Value x, std::
     return storeMx(row, c0, x, block);
   if (quant_.scheme == QuantScheme::PerGroup)
     return storeGroups(row, c0, columns, x, block);
-  store(out_, {row, c0 + columns}, quantized(x / *scale));
+  store(out_, {row, c0 + columns}, quantized(x, *scale));
 }
 
 void RowQuantizer::storeGroups(Value row, Value c0, Value columns, Value x, int64_t block) {
@@ -123,8 +138,9 @@ void RowQuantizer::storeGroups(Value row, Value c0, Value columns, Value x, int6
   Value amax = abs(x).reshape({groups, group}).max(1);
   Value scale = where(amax > 0.0, amax / quantMax(quant_.out), 1.0);
   store(*scales_, {row, c0 / group + arange(0, int32_t(groups))}, scale);
-  Value perElement = scale.expand(1).broadcastTo({groups, group}).reshape({block});
-  store(out_, {row, c0 + columns}, quantized(x / perElement));
+  auto perElement = [&](Value v) { return v.expand(1).broadcastTo({groups, group}).reshape({block}); };
+  Value y = exactQuotient(x, perElement(scale), perElement(1.0 / scale), /*mayOverflow=*/false);
+  store(out_, {row, c0 + columns}, quantized(y, constant(1.0, DType::f32)));
 }
 
 void RowQuantizer::storeMx(Value row, Value c0, Value x, int64_t block) {
@@ -135,13 +151,15 @@ void RowQuantizer::storeMx(Value row, Value c0, Value x, int64_t block) {
   // (and NaN's 255) multiply by 0.
   Value inverse = where((exponent == 0) | (exponent == 255), 0.0, ((254 - exponent) << 23).bitcast(DType::f32));
   Value y = x * inverse.expand(1).broadcastTo({groups, kMxGroup}).reshape({block});
-  // e2m1 round to nearest even, saturating at 6: the code counts the midpoints below |y|,
-  // ties going to the even code (0, 1.0, 2.0, 4.0, 6.0 have even codes).
+  // e2m1 round to nearest even on the f32 bits, saturating at 6 (NaN too): below 1 an add
+  // of 2^22 rounds to halves (the code is the count of them); from 1 the exponent is
+  // rebiased and the mantissa rounded at its top bit, ties to even.
   Value a = abs(y);
-  Value code = (a > 0.25).to(DType::i32) + (a >= 0.75).to(DType::i32) + (a > 1.25).to(DType::i32) +
-               (a >= 1.75).to(DType::i32) + (a > 2.5).to(DType::i32) + (a >= 3.5).to(DType::i32) +
-               (a > 5.0).to(DType::i32);
-  code = code | where(y.bitcast(DType::i32) < 0, 8, 0);
+  Value bits = a.bitcast(DType::i32);
+  Value belowOne = ((a + 4194304.0).bitcast(DType::i32) - (149 << 23));
+  Value normal = (bits + ((-126 << 23) + (1 << 21) - 1) + ((bits >> 22) & 1)) >> 22;
+  Value code = where(a < 6.0, where(a < 1.0, belowOne, normal), 7);
+  code = code | ((y.bitcast(DType::i32) >> 28) & 8);
   // Element 2i in the low nibble of byte i.
   Value shifts = (arange(0, 2) * 4).expand(0).broadcastTo({block / 2, 2});
   Value bytes = (code.reshape({block / 2, 2}) << shifts).sum(1).to(DType::i8);

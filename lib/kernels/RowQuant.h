@@ -44,7 +44,7 @@ public:
 
 private:
   void storeShuffledScales(dsl::Value row, dsl::Value g, dsl::Value bytes);
-  dsl::Value quantized(dsl::Value y) const; // y = x / scale, to the output dtype
+  dsl::Value quantized(dsl::Value x, dsl::Value scale) const; // x / scale in the output dtype
   void storeMx(dsl::Value row, dsl::Value c0, dsl::Value x, int64_t block);
   void storeGroups(dsl::Value row, dsl::Value c0, dsl::Value columns, dsl::Value x, int64_t block);
 
@@ -65,6 +65,10 @@ void quantOutputArgs(NamedArgs &args, const RowQuant &quant, const TensorRef &ou
 /// Programs (rows) a quantizing kernel's grid needs for M rows: shuffled MXFP4 scales pad
 /// rows to 32.
 uint32_t quantRows(const RowQuant &quant, int64_t m);
+
+/// x / d correctly rounded, from d's correctly rounded reciprocal (cheaper than a division
+/// per element on GPUs); `mayOverflow` when x / d can pass the f32 range.
+dsl::Value exactQuotient(dsl::Value x, dsl::Value d, dsl::Value reciprocal, bool mayOverflow);
 
 /// MXFP4 scales: the e8m0 byte (as i32) of a group's amax under `round`.
 dsl::Value e8m0ScaleOf(dsl::Value amax, MxScaleRound round);

@@ -62,7 +62,11 @@ struct ExpThroughExp2 : OpRewritePattern<math::ExpOp> {
 struct LowerGPUMath : wavetile::impl::LowerGPUMathBase<LowerGPUMath> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    math::populateExpansionPatterns(patterns);
+    // Every expansion but fma's into a product and a sum: an fma is one instruction, and
+    // kernels use it for its single rounding (exact remainders).
+    math::populateExpansionPatterns(patterns, {"ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh",
+                                               "ceil", "exp2", "powf", "fpowi", "round", "roundeven", "rsqrt",
+                                               "clampf"});
     // f16/bf16 go through f32 for everything without a native instruction; f32 exp stays
     // for the second step (the expansions would turn its exp2 back into exp).
     populateMathF32ExpansionPatterns(patterns, [](StringRef name) { return !hasNativeInstruction(name); });

@@ -110,6 +110,13 @@ int64_t scalarDivisibility(const KernelContext &ctx, Value v, int depth = 0) {
     return std::min(kMaxDivisibility, operand(0) * operand(1));
   if (isa<arith::ExtSIOp, arith::ExtUIOp>(op))
     return operand(0);
+  // An exact division by a power of two (the dividend a multiple of it), e.g. a chunk's
+  // start halved for packed pairs.
+  if (isa<arith::DivSIOp, arith::DivUIOp>(op) && matchPattern(op->getOperand(1), m_ConstantInt(&constant))) {
+    int64_t divisor = constant.getSExtValue(), dividend = operand(0);
+    if (divisor > 0 && llvm::isPowerOf2_64(uint64_t(divisor)) && dividend % divisor == 0)
+      return dividend / divisor;
+  }
   return 1;
 }
 
@@ -1411,9 +1418,13 @@ Value loadTileFromGlobal(OpBuilder &b, Location loc, const ThreadTile &t, int64_
     for (int64_t r = 0; r < t.registers; r += n) {
       Value active = mask ? extract(b, loc, mask, r) : Value();
       auto loaded = unpackLoaded(b, loc, access.loadGroupIf(b, loc, extract(b, loc, offsets, r), n, active), element);
-      for (int64_t i = 0; i < n; ++i)
-        elements.push_back(active ? Value(arith::SelectOp::create(b, loc, active, loaded[i], otherwise(b, r + i)))
-                                  : loaded[i]);
+      for (int64_t i = 0; i < n; ++i) {
+        // An inactive group reads zeros (loadGroupIf), so a zero `other` needs no select.
+        Value other = otherwise(b, r + i);
+        bool zero = matchPattern(other, m_Zero()) || matchPattern(other, m_PosZeroFloat());
+        elements.push_back(active && !zero ? Value(arith::SelectOp::create(b, loc, active, loaded[i], other))
+                                           : loaded[i]);
+      }
     }
     return fromElements(b, loc, t.vectorType, elements);
   }
@@ -2538,6 +2549,28 @@ struct ElementwiseLowering : ConversionPattern {
         !isa<RankedTensorType>(op->getResult(0).getType()))
       return failure();
     Type type = getTypeConverter()->convertType(op->getResult(0).getType());
+    auto isMask = [](Type t) {
+      auto vector = dyn_cast<VectorType>(t);
+      return vector && vector.getElementType().isInteger(1);
+    };
+    // Masks (i1 vectors) are computed lane by lane: backends pack i1 vectors into integers
+    // (NVPTX: a select and a shift per lane), although users take single lanes (the first of
+    // each access group) and the rest is dead.
+    if (isMask(type) || llvm::any_of(operands, [&](Value v) { return isMask(v.getType()); })) {
+      auto vector = cast<VectorType>(type);
+      SmallVector<Value> lanes;
+      for (int64_t i = 0; i < vector.getNumElements(); ++i) {
+        IRMapping mapping;
+        for (auto [original, converted] : llvm::zip(op->getOperands(), operands))
+          mapping.map(original, isa<VectorType>(converted.getType()) ? extract(rw, op->getLoc(), converted, i)
+                                                                     : converted);
+        Operation *lane = rw.clone(*op, mapping);
+        lane->getResult(0).setType(vector.getElementType());
+        lanes.push_back(lane->getResult(0));
+      }
+      rw.replaceOp(op, fromElements(rw, op->getLoc(), vector, lanes));
+      return success();
+    }
     IRMapping mapping;
     for (auto [original, converted] : llvm::zip(op->getOperands(), operands))
       mapping.map(original, converted);

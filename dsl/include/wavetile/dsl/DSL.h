@@ -133,6 +133,8 @@ Value operator>>(Operand a, Operand b); // arithmetic shift for signed integers
 Value maximum(Operand a, Operand b); // NaN-propagating for floats
 Value minimum(Operand a, Operand b);
 Value where(Operand condition, Operand ifTrue, Operand ifFalse);
+/// a * b + c rounded once (floats).
+Value fma(Operand a, Operand b, Operand c);
 Value exp(Operand x);
 Value exp2(Operand x);
 Value log(Operand x);

@@ -19,7 +19,8 @@
 // with zeros in the padding of the first roundup(M, 32) rows. The byte of a group's amax is
 // computed as AITER does for each MxScaleRound mode; the group is multiplied by the inverse
 // scale (exact) and rounded to e2m1 to nearest even, saturating at ±6, the sign kept (so
-// negative values that round to 0 give code 8). Byte 0 and 255 (NaN) give codes 0. N even.
+// negative values that round to 0 give code 8; NaN elements give 7 or 15). Byte 0 and 255
+// (a NaN or infinite amax) multiply by 0. N even.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAVETILE_OPS_QUANT_H
@@ -71,6 +72,9 @@ struct QuantSpec {
   bool vectorAligned = false, within2GiB = true;
   std::string name() const;
   std::string key() const;
+  /// Columns of a row each program quantizes (a grid [rows, chunks]); 0: programs take
+  /// whole rows (per token, dynamic per tensor).
+  int64_t columnsPerProgram() const;
 };
 /// The quantization kernel; DynamicPerTensor modules also hold "<name>_amax", which writes
 /// the partial amaxes the quantization kernel reads.

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""One call of each named op shape after warm-up, for a profiler to capture (ncu), e.g.
+
+    ncu --clock-control none --kernel-name regex:'rmsnorm|triton' --section SpeedOfLight \\
+        --section Occupancy --section WarpStateStats python3 bench/h200/profile_ops.py
+
+Run through bench/h200/python.sh with PROFILE="ncu ..." (see profile.sh)."""
+import os
+import sys
+import tempfile
+
+os.environ.setdefault("WAVETILE_CACHE_DIR", tempfile.mkdtemp(prefix="wavetile-cache-"))
+sys.path.insert(0, os.path.dirname(__file__))
+
+import torch  # noqa: E402
+
+import ops_bench as b  # noqa: E402
+
+CASES = {
+    "rmsnorm_quant": lambda m, n: (b.wavetile_rmsnorm_quant, b.triton_rmsnorm_quant,
+                                   (torch.randn(m, n, device="cuda", dtype=torch.bfloat16),
+                                    torch.rand(n, device="cuda", dtype=torch.bfloat16) + 0.5)),
+    "rmsnorm": lambda m, n: (lambda x, w: b.ops.rmsnorm2d_fwd(x, w, b.EPS), lambda x, w: b.triton_rmsnorm(x, w, b.EPS),
+                             (torch.randn(m, n, device="cuda", dtype=torch.bfloat16),
+                              torch.rand(n, device="cuda", dtype=torch.bfloat16) + 0.5)),
+    "quant": lambda m, n: (b.wavetile_per_token_quant, b.triton_per_token_quant,
+                           (torch.randn(m, n, device="cuda", dtype=torch.bfloat16),)),
+}
+
+
+def main():
+    for spec in os.environ.get("CASES", "rmsnorm_quant:32768:7168,rmsnorm_quant:32768:4096").split(","):
+        name, m, n = spec.split(":")
+        ours, triton_fn, args = CASES[name](int(m), int(n))
+        for fn in (ours, triton_fn):
+            fn(*args)
+            fn(*args)
+            torch.cuda.synchronize()
+        print(f"profiled {spec}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
