@@ -110,7 +110,7 @@ bool wavetile::ops::within2GiB(const std::vector<const TensorRef *> &tensors) {
 
 bool wavetile::ops::vectorAligned(const std::vector<const TensorRef *> &tensors) {
   for (const TensorRef *t : tensors) {
-    int64_t bytes = bitWidth(t->dtype) / 8;
+    int64_t bytes = std::max(1, bitWidth(t->dtype) / 8); // packed fp4 (two per byte) counts bytes
     if (reinterpret_cast<uintptr_t>(t->data) % 16)
       return false;
     for (int64_t d = 0; d + 1 < t->rank(); ++d)

@@ -224,12 +224,15 @@ bool launchNorm(OpRuntime &rt, NormSpec spec, const TensorRef &out, const Tensor
   if (m == 0)
     return true;
   std::vector<const TensorRef *> tensors{&out, &input, &weight};
-  for (const TensorRef *t : {residualIn, residualOut, bias, yscale, xBias})
+  for (const TensorRef *t : {residualIn, residualOut, bias, xBias})
     if (t)
       tensors.push_back(t);
   spec.warpSize = rt.warpSize();
   spec.sequentialReductions = rt.target() == "host";
+  // Scales are written element by element: their alignment does not matter.
   spec.vectorAligned = vectorAligned(tensors);
+  if (yscale)
+    tensors.push_back(yscale);
   spec.within2GiB = within2GiB(tensors);
   NamedArgs args;
   args.tensor("input", input).tensor("weight", weight).f32("epsilon", epsilon);

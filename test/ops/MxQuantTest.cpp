@@ -12,6 +12,8 @@
 
 #include "wavetile/ops/Quant.h"
 
+#include "../../lib/kernels/Checks.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -206,6 +208,23 @@ TEST(MxQuantOp, RefusesBadArguments) {
                                          MxScaleRound::RoundUp, true),
           "shuffled scales are MXFP4's");
   EXPECT_EQ(host.runtime->loadedModules(), 0u);
+}
+
+} // namespace
+
+namespace {
+
+// Packed fp4 rows of N/2 = 50 bytes are not 16-byte multiples: kernels must not be
+// specialized as aligned (GPU stores would cross row ends); the host cannot show it, so the
+// decision itself is checked.
+TEST(MxQuantOp, PackedRowsOfUnalignedByteLengthAreNotAligned) {
+  alignas(16) static uint8_t bytes[256];
+  TensorRef packed50 = TensorRef::contiguous(bytes, DType::f4E2M1FN, {3, 50});
+  TensorRef packed64 = TensorRef::contiguous(bytes, DType::f4E2M1FN, {3, 64});
+  EXPECT_FALSE(vectorAligned({&packed50}));
+  EXPECT_TRUE(vectorAligned({&packed64}));
+  TensorRef scalesPerToken = TensorRef::contiguous(bytes, DType::f32, {5, 1});
+  EXPECT_FALSE(vectorAligned({&scalesPerToken}));
 }
 
 } // namespace
