@@ -672,7 +672,8 @@ def plot():
         axes[0].set_ylabel("fraction of copy bandwidth")
         axes[0].legend()
         fig.tight_layout()
-        fig.savefig(os.path.join(OUT, f"ops_bench_{op}.png"), dpi=110)
+        name = "".join(c if c.isalnum() or c == "_" else "_" for c in op.split(" (")[0])
+        fig.savefig(os.path.join(OUT, f"ops_bench_{name}.png"), dpi=110)
 
 
 if __name__ == "__main__":
