@@ -144,8 +144,9 @@ def bench_op(op, dims, make, impls, wavetile_call, reference, moved_bytes, copy_
                 (q, s), (rq, rs) = got, ref
                 codes, ref_codes = q.view(torch.int8).int(), rq.view(torch.int8).int()
                 err = (codes != ref_codes).sum().item()
+                # A row whose largest element moved by a bf16 ulp moves its scale by as much.
                 ok = (err <= 1e-3 * q.numel() and (codes - ref_codes).abs().max().item() <= 1
-                      and ((s - rs).abs() <= 1e-6 * rs.abs()).all().item())
+                      and ((s - rs).abs() <= 2 ** -7 * rs.abs()).all().item())
             elif exact:  # every output equal to the reference's, byte for byte
                 pairs = list(zip(got, ref))
                 err = sum((a.view(torch.uint8) != b.view(torch.uint8)).sum().item() for a, b in pairs)
