@@ -22,6 +22,7 @@ const char *wavetile::ops::opCatalogHelp() {
          "dynamic_per_group_scaled_quant:DTYPE:N:group=32|64|128[:QUANT][:a16] (QUANT: out=f8E4M3FN|f8E4M3FNUZ|i8 "
          "(default f8E4M3FN) or out=f4E2M1FN:group=32[:round=0-3][:shuffle] for MXFP4, group=G per group), "
          "silu_and_mul|gelu_and_mul|gelu_tanh_and_mul|swiglu:DTYPE:D[:a16] (D the output width), "
+         "dequant:DTYPE:N:in=f8E4M3FN|f8E4M3FNUZ|i8|f4E2M1FN[:token|:tensor|:group=G][:a16] (DTYPE the output), "
          "rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]"
          "[:nope_first][:pos=i32|i64][:a16] (D the head size, F the tables' width) (DTYPE f32, f16 or bf16; a16: "
          "16-byte aligned pointers and rows)";
@@ -139,6 +140,40 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     quant.warpSize = OpRuntime::warpSizeOf(target);
     if (flags.empty())
       return buildQuant(quant, error);
+  } else if (parts[0] == "dequant") {
+    // dequant:DTYPE:N:in=f8E4M3FN|f8E4M3FNUZ|i8|f4E2M1FN[:token|:tensor|:group=G]
+    DequantSpec dq{{QuantScheme::PerToken, DType::f8E4M3FN}, *dtype, hidden};
+    for (auto it = flags.begin(); it != flags.end();) {
+      std::string_view flag = *it;
+      std::optional<DType> in = flag.starts_with("in=") ? dsl::parseDType(flag.substr(3)) : std::nullopt;
+      if (in && quantMax(*in))
+        dq.quant.out = *in;
+      else if (flag == "tensor")
+        dq.quant.scheme = QuantScheme::StaticPerTensor;
+      else if (flag == "token")
+        dq.quant.scheme = QuantScheme::PerToken;
+      else if (flag.starts_with("group=")) {
+        dq.quant.scheme = QuantScheme::PerGroup;
+        dq.quant.group = std::atoi(std::string(flag.substr(6)).c_str());
+      } else {
+        ++it;
+        continue;
+      }
+      it = flags.erase(it);
+    }
+    if (dq.quant.out == DType::f4E2M1FN) {
+      dq.quant.scheme = QuantScheme::Mx;
+      dq.quant.group = 32;
+      if (hidden % 2)
+        return fail("MXFP4 needs an even hidden size");
+    } else if (dq.quant.scheme == QuantScheme::PerGroup &&
+               ((dq.quant.group != 32 && dq.quant.group != 64 && dq.quant.group != 128) || hidden % dq.quant.group)) {
+      return fail("group=G must be 32, 64 or 128 and divide the hidden size");
+    }
+    dq.vectorAligned = takeFlag("a16");
+    dq.warpSize = OpRuntime::warpSizeOf(target);
+    if (flags.empty())
+      return buildDequant(dq, error);
   } else if (parts[0].starts_with("rope_cached")) {
     // rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]
     // [:nope_first][:pos=i32|i64][:a16]
