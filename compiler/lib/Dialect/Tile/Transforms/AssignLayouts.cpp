@@ -149,14 +149,50 @@ private:
   /// rows) is loaded in the broadcast's layout, through the elementwise ops in between: each
   /// thread then reads the elements it repeats, instead of moving them through shared memory.
   void desireBroadcastSources(BroadcastOp broadcast) {
-    if (isa_and_nonnull<ExpandDimsOp>(broadcast.getSource().getDefiningOp()))
-      return; // expand_dims gives the layout (resultLayout)
+    Value source = broadcast.getSource();
     Attribute layout = defaultLayout(broadcast.getType());
+    Attribute sourceLayout = layout;
+    if (auto expand = source.getDefiningOp<ExpandDimsOp>()) {
+      // A loaded vector expanded, broadcast and (after elementwise ops) reshaped back to the
+      // consumer's shape (a per-group scale over the group's elements, a byte over its two
+      // nibbles): the broadcast takes the layout that reshapes to the consumer's default in
+      // registers, the vector its slice.
+      ReshapeOp reshape;
+      for (Value v = broadcast.getResult(); v.hasOneUse() && !reshape;) { // through elementwise ops
+        Operation *user = *v.getUsers().begin();
+        reshape = dyn_cast<ReshapeOp>(user);
+        if (!reshape && (!user->hasTrait<OpTrait::Elementwise>() || user->getNumResults() != 1 ||
+                         user->getResult(0).getType() != v.getType()))
+          break;
+        v = user->getResult(0);
+      }
+      if (!reshape || !source.hasOneUse())
+        return; // expand_dims gives the layout (resultLayout)
+      RankedTensorType consumer = reshape.getType();
+      BlockedLayoutAttr blocked = reshapedBlockedLayout(defaultLayout(consumer), consumer.getShape(),
+                                                        broadcast.getType().getShape());
+      if (!blocked)
+        return;
+      layout = blocked;
+      sourceLayout = SliceLayoutAttr::get(context, expand.getAxis(), blocked);
+      if (!desireLoadedChain(expand.getSource(), sourceLayout))
+        return;
+      desired.try_emplace(source, layout);
+      desired.try_emplace(broadcast.getResult(), layout);
+      return;
+    }
+    if (desireLoadedChain(source, sourceLayout))
+      desired.try_emplace(broadcast.getResult(), layout);
+  }
+
+  /// Records `layout` for `v` and the single-use elementwise chain back to the load it
+  /// comes from; false (nothing recorded) when `v` is not such a chain.
+  bool desireLoadedChain(Value v, Attribute layout) {
     SmallVector<Value> chain;
-    for (Value v = broadcast.getSource(); v.hasOneUse();) {
+    while (v.hasOneUse()) {
       Operation *def = v.getDefiningOp();
       if (!def || isIndexComputation(def))
-        return;
+        return false;
       chain.push_back(v);
       if (isa<LoadOp, BufferLoadOp>(def))
         break;
@@ -166,14 +202,14 @@ private:
         return isa<RankedTensorType>(operand.getType()) && !isIndexComputation(operand.getDefiningOp());
       }));
       if (!def->hasTrait<OpTrait::Elementwise>() || tiles.size() != 1)
-        return;
+        return false;
       v = tiles.front();
     }
     if (chain.empty() || !isa<LoadOp, BufferLoadOp>(chain.back().getDefiningOp()))
-      return;
-    desired.try_emplace(broadcast.getResult(), layout);
-    for (Value v : chain)
-      desired.try_emplace(v, layout);
+      return false;
+    for (Value c : chain)
+      desired.try_emplace(c, layout);
+    return true;
   }
 
   /// Memory ops want their offsets and masks in the coalesced default layout of their shape;
