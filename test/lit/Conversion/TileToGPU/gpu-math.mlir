@@ -41,3 +41,15 @@ func.func @exp_through_exp2(%x: vector<4xf32>) -> vector<4xf32> {
   %e = math.exp %x : vector<4xf32>
   return %e : vector<4xf32>
 }
+
+// -----
+
+// A kernel's fma stays one op (exact remainders rely on its single rounding): it is not
+// expanded into a product and a sum.
+// CHECK-LABEL: func.func @fma_is_native
+// CHECK:         math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK-NOT:     arith.addf
+func.func @fma_is_native(%a: vector<4xf32>, %b: vector<4xf32>, %c: vector<4xf32>) -> vector<4xf32> {
+  %r = math.fma %a, %b, %c : vector<4xf32>
+  return %r : vector<4xf32>
+}

@@ -117,3 +117,20 @@ func.func @wrong_warp(%y: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warp
 func.func @tile_argument(%t: tensor<64xf32>) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 64 : i32} {
   return
 }
+
+// -----
+
+// Masks are computed lane by lane (i1 vectors would be packed into integers by backends):
+// a compare of a 4-register tile becomes four scalar compares, no vector compare.
+#lanes = #tile.blocked<sizePerThread = [4], threadsPerWarp = [64], warpsPerBlock = [1], order = [0]>
+// CHECK-LABEL: gpu.func @masks_lane_by_lane
+// CHECK-COUNT-4: arith.cmpi slt, %{{.*}}, %{{.*}} : i32
+// CHECK-NOT:     arith.cmpi {{.*}} : vector<4xi32>
+func.func @masks_lane_by_lane(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 64 : i32} {
+  %i = tile.arange 0 to 256 : tensor<256xi32, #lanes>
+  %nn = tile.splat %n : i32 -> tensor<256xi32, #lanes>
+  %m = arith.cmpi slt, %i, %nn : tensor<256xi32, #lanes>
+  %c = arith.constant dense<1.0> : tensor<256xf32, #lanes>
+  tile.store %c, %p[%i] mask %m : tensor<256xf32, #lanes>, !tile.ptr<f32>[tensor<256xi32, #lanes>], tensor<256xi1, #lanes>
+  return
+}

@@ -159,6 +159,79 @@ func.func @index_per_layout(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %ld: i32, 
 
 // -----
 
+// Per-group amaxes: a reshape of the loaded row to [groups, 32] keeps every thread's
+// elements (8 per thread: 4 threads per group of 32), the reduction's result is expanded
+// back in that layout, and reshaping the broadcast scale to the row needs no conversion.
+// CHECK-DAG:   #[[ROW:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [8], threadsPerWarp = [64], warpsPerBlock = [4], order = [0]>
+// CHECK-DAG:   #[[GROUPS:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [16, 4], warpsPerBlock = [4, 1], order = [1, 0]>
+// CHECK-DAG:   #[[AMAX:[a-z_0-9]+]] = #tile.slice<dim = 1, parent = #[[GROUPS]]>
+// CHECK-LABEL: func.func @groups_in_registers
+// CHECK-NOT:     tile.convert_layout
+// CHECK:         tile.reshape {{.*}} : tensor<2048xf32, #[[ROW]]> -> tensor<64x32xf32, #[[GROUPS]]>
+// CHECK:         tile.reduce max {{.*}} -> tensor<64xf32, #[[AMAX]]>
+// CHECK:         tile.expand_dims {{.*}} -> tensor<64x1xf32, #[[GROUPS]]>
+// CHECK:         tile.reshape {{.*}} : tensor<64x32xf32, #[[GROUPS]]> -> tensor<2048xf32, #[[ROW]]>
+// CHECK-NOT:     tile.convert_layout
+func.func @groups_in_registers(%x: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %i = tile.arange 0 to 2048 : tensor<2048xi32>
+  %v = tile.load %x[%i] : !tile.ptr<bf16>[tensor<2048xi32>] -> tensor<2048xbf16>
+  %f = arith.extf %v : tensor<2048xbf16> to tensor<2048xf32>
+  %g = tile.reshape %f : tensor<2048xf32> -> tensor<64x32xf32>
+  %m = tile.reduce max %g axis = 1 : tensor<64x32xf32> -> tensor<64xf32>
+  %e = tile.expand_dims %m axis = 1 : tensor<64xf32> -> tensor<64x1xf32>
+  %b = tile.broadcast %e : tensor<64x1xf32> -> tensor<64x32xf32>
+  %r = tile.reshape %b : tensor<64x32xf32> -> tensor<2048xf32>
+  %q = arith.divf %f, %r : tensor<2048xf32>
+  %t = arith.truncf %q : tensor<2048xf32> to tensor<2048xbf16>
+  tile.store %t, %x[%i] : tensor<2048xbf16>, !tile.ptr<bf16>[tensor<2048xi32>]
+  return
+}
+
+// -----
+
+// A loaded vector of per-group scales, expanded, broadcast and reshaped to the row, is
+// loaded in the slice of the layout that reshapes to the row's in registers; a loaded row
+// that is only broadcast (a weight row against rows) loads in the broadcast's layout.
+// CHECK-LABEL: func.func @broadcast_sources
+// CHECK-NOT:     tile.convert_layout
+// CHECK:         %[[X:.*]] = tile.load {{.*}} -> tensor<2048xf32, #[[ROW:[a-z_0-9]+]]>
+// CHECK:         tile.load {{.*}} -> tensor<64xf32, #[[SCALES:slice[0-9]*]]>
+// CHECK:         tile.expand_dims {{.*}} : tensor<64xf32, #[[SCALES]]> -> tensor<64x1xf32, #[[G:[a-z_0-9]+]]>
+// CHECK:         %[[R:.*]] = tile.reshape {{.*}} : tensor<64x32xf32, #[[G]]> -> tensor<2048xf32, #[[ROW]]>
+// CHECK:         arith.mulf %[[X]], %[[R]] : tensor<2048xf32, #[[ROW]]>
+// CHECK:         tile.load {{.*}} -> tensor<1x32xf32, #[[W:[a-z_0-9]+]]>
+// CHECK:         tile.broadcast {{.*}} : tensor<1x32xf32, #[[W]]> -> tensor<16x32xf32, #[[W]]>
+// CHECK-NOT:     tile.convert_layout
+func.func @broadcast_sources(%x: !tile.ptr<f32>, %s: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %i = tile.arange 0 to 2048 : tensor<2048xi32>
+  %v = tile.load %x[%i] : !tile.ptr<f32>[tensor<2048xi32>] -> tensor<2048xf32>
+  %j = tile.arange 0 to 64 : tensor<64xi32>
+  %scale = tile.load %s[%j] : !tile.ptr<f32>[tensor<64xi32>] -> tensor<64xf32>
+  %e = tile.expand_dims %scale axis = 1 : tensor<64xf32> -> tensor<64x1xf32>
+  %b = tile.broadcast %e : tensor<64x1xf32> -> tensor<64x32xf32>
+  %r = tile.reshape %b : tensor<64x32xf32> -> tensor<2048xf32>
+  %y = arith.mulf %v, %r : tensor<2048xf32>
+  tile.store %y, %x[%i] : tensor<2048xf32>, !tile.ptr<f32>[tensor<2048xi32>]
+  %c = tile.arange 0 to 32 : tensor<32xi32>
+  %c2 = tile.expand_dims %c axis = 0 : tensor<32xi32> -> tensor<1x32xi32>
+  %w = tile.load %s[%c2] : !tile.ptr<f32>[tensor<1x32xi32>] -> tensor<1x32xf32>
+  %wb = tile.broadcast %w : tensor<1x32xf32> -> tensor<16x32xf32>
+  %rows = tile.arange 0 to 16 : tensor<16xi32>
+  %r2 = tile.expand_dims %rows axis = 1 : tensor<16xi32> -> tensor<16x1xi32>
+  %k32 = arith.constant 32 : i32
+  %ks = tile.splat %k32 : i32 -> tensor<16x1xi32>
+  %rs = arith.muli %r2, %ks : tensor<16x1xi32>
+  %o1 = tile.broadcast %rs : tensor<16x1xi32> -> tensor<16x32xi32>
+  %o2 = tile.broadcast %c2 : tensor<1x32xi32> -> tensor<16x32xi32>
+  %o = arith.addi %o1, %o2 : tensor<16x32xi32>
+  %xt = tile.load %x[%o] : !tile.ptr<f32>[tensor<16x32xi32>] -> tensor<16x32xf32>
+  %sum = arith.addf %xt, %wb : tensor<16x32xf32>
+  tile.store %sum, %x[%o] : tensor<16x32xf32>, !tile.ptr<f32>[tensor<16x32xi32>]
+  return
+}
+
+// -----
+
 func.func @not_power_of_two(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
   // expected-error @+1 {{GPU targets need power-of-two tile dimensions}}
   %i = tile.arange 0 to 100 : tensor<100xi32>
