@@ -4,10 +4,12 @@
 
 #include "wavetile/ops/Activations.h"
 #include "wavetile/ops/Norms.h"
+#include "wavetile/ops/Gemm.h"
 #include "wavetile/ops/Quant.h"
 #include "wavetile/ops/Rope.h"
 
 #include <algorithm>
+#include <map>
 
 #include <charconv>
 
@@ -23,6 +25,7 @@ const char *wavetile::ops::opCatalogHelp() {
          "(default f8E4M3FN) or out=f4E2M1FN:group=32[:round=0-3][:shuffle] for MXFP4, group=G per group), "
          "silu_and_mul|gelu_and_mul|gelu_tanh_and_mul|swiglu:DTYPE:D[:a16] (D the output width), "
          "dequant:DTYPE:N:in=f8E4M3FN|f8E4M3FNUZ|i8|f4E2M1FN[:token|:tensor|:group=G][:a16] (DTYPE the output), "
+         "gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..][:a16], "
          "rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]"
          "[:nope_first][:pos=i32|i64][:a16] (D the head size, F the tables' width) (DTYPE f32, f16 or bf16; a16: "
          "16-byte aligned pointers and rows)";
@@ -140,6 +143,41 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     quant.warpSize = OpRuntime::warpSizeOf(target);
     if (flags.empty())
       return buildQuant(quant, error);
+  } else if (parts[0] == "gemm_a16w16") {
+    // gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..][:a16]
+    GemmSpec gemm{*dtype, *dtype, 0, hidden};
+    std::map<std::string, int64_t *> numbers = {{"n=", &gemm.n},
+                                               {"bm=", &gemm.config.blockM},
+                                               {"bn=", &gemm.config.blockN},
+                                               {"bk=", &gemm.config.blockK},
+                                               {"stages=", &gemm.config.stages},
+                                               {"warps=", &gemm.config.warps},
+                                               {"splitk=", &gemm.config.splitK}};
+    for (auto it = flags.begin(); it != flags.end();) {
+      std::string_view flag = *it;
+      bool taken = false;
+      for (auto &[prefix, target] : numbers)
+        if (flag.starts_with(prefix)) {
+          *target = std::atoll(std::string(flag.substr(prefix.size())).c_str());
+          taken = true;
+        }
+      if (flag.starts_with("out=") && dsl::parseDType(flag.substr(4))) {
+        gemm.output = *dsl::parseDType(flag.substr(4));
+        taken = true;
+      } else if (flag == "bias") {
+        gemm.bias = true;
+        taken = true;
+      }
+      it = taken ? flags.erase(it) : it + 1;
+    }
+    if (*dtype == DType::f32 || gemm.n < 1)
+      return fail("gemm_a16w16 takes bf16 or f16 inputs and n=N");
+    if (std::string problem = gemm.config.problem(); !problem.empty())
+      return fail(problem);
+    gemm.vectorAligned = takeFlag("a16");
+    gemm.warpSize = OpRuntime::warpSizeOf(target);
+    if (flags.empty())
+      return buildGemm(gemm, error);
   } else if (parts[0] == "dequant") {
     // dequant:DTYPE:N:in=f8E4M3FN|f8E4M3FNUZ|i8|f4E2M1FN[:token|:tensor|:group=G]
     DequantSpec dq{{QuantScheme::PerToken, DType::f8E4M3FN}, *dtype, hidden};

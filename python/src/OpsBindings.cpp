@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "wavetile/ops/Activations.h"
+#include "wavetile/ops/Gemm.h"
 #include "wavetile/ops/Norms.h"
 #include "wavetile/ops/Quant.h"
 #include "wavetile/ops/Rope.h"
@@ -149,6 +150,21 @@ void bindOps(py::module_ &m) {
       if (name == "dynamic_per_tensor_quant")
         return dynamic_per_tensor_quant(r, tensorOf(out), tensorOf(input), tensorOf(scales), e);
       return static_per_tensor_quant(r, tensorOf(out), tensorOf(input), tensorOf(scales), e);
+    });
+  });
+  m.def("gemm_a16w16", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &x, const PyTensor &w,
+                          const std::optional<PyTensor> &bias, const std::optional<std::vector<int64_t>> &config) {
+    run(rt, stream, [&](OpRuntime &r, std::string *e) {
+      std::optional<GemmConfig> c;
+      if (config) {
+        if (config->size() != 6) {
+          *e = "gemm_a16w16: config is (block_m, block_n, block_k, stages, warps, split_k)";
+          return false;
+        }
+        c = GemmConfig{(*config)[0], (*config)[1], (*config)[2], (*config)[3], (*config)[4], (*config)[5]};
+      }
+      TensorRef b = bias ? tensorOf(*bias) : TensorRef{};
+      return gemm_a16w16(r, tensorOf(out), tensorOf(x), tensorOf(w), bias ? &b : nullptr, e, c);
     });
   });
   m.def("dequant", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input,

@@ -420,3 +420,19 @@ def test_dequant_round_trips_mxfp4_and_int8():
     q, s = np.empty((6, 96), np.int8), np.empty((6, 1), np.float32)
     ops.dynamic_per_token_scaled_quant(q, x, s)
     np.testing.assert_array_equal(ops.dequant(q, s), q.astype(np.float32) * s)
+
+
+@pytest.mark.parametrize("m,n,k,split", [(1, 100, 72, None), (17, 130, 200, None), (3, 96, 1100, 3)])
+def test_gemm_a16w16(m, n, k, split):
+    rng = _rng(m, n, k)
+    x, w = rng.normal(0, 1, (m, k)).astype(np.float32), rng.normal(0, 1, (n, k)).astype(np.float32)
+    bias = rng.normal(0, 1, n).astype(np.float32)
+    xs, xr = _encode(x, "bf16")
+    ws, wr = _encode(w, "bf16")
+    config = None if split is None else (16, 64, 64, 2, 4, split)
+    y = ops.gemm_a16w16(xs, ws, bias, dtype=np.float32, config=config)
+    expected = xr.astype(np.float64) @ wr.astype(np.float64).T + bias
+    magnitude = np.abs(xr.astype(np.float64)) @ np.abs(wr.astype(np.float64)).T
+    assert np.all(np.abs(y - expected) <= 2e-5 * magnitude + 1e-6)
+    with pytest.raises(ops.OpError, match="but 'x' has K"):
+        ops.gemm_a16w16(xs, ws[:, :k - 1].copy(), dtype=np.float32)

@@ -306,3 +306,20 @@ def rope_cached_positions_2c_fwd_inplace(input_x, input_y, cos, sin, positions, 
     """rope_cached_positions_2c_fwd writing into the inputs."""
     _rope([input_x, input_y], [input_x, input_y], cos, sin, positions, offsets, rotate_style,
           reuse_freqs_front_part, nope_first)
+
+
+def gemm_a16w16(x, w, bias=None, dtype=None, out=None, config=None):
+    """Y = x·wᵀ (+ bias): x [M, K], w [N, K] (bf16 or f16), out [M, N] of `dtype` (bf16, f16
+    or float32; default x's), f32 accumulation, one rounding. `config` = (block_m, block_n,
+    block_k, stages, warps, split_k) overrides the default for the shape."""
+    m, n = x.shape[0], w.shape[0]
+    if out is None:
+        if hasattr(x, "data_ptr"):
+            out = sys.modules["torch"].empty((m, n), dtype=dtype or x.dtype, device=x.device)
+        else:
+            import numpy
+            out = numpy.empty((m, n), dtype=dtype or x.dtype)
+    runtime, stream = _runtime(out, x, w, *([] if bias is None else [bias]))
+    _C.gemm_a16w16(runtime, stream, _tensor(out), _tensor(x), _tensor(w), None if bias is None else _tensor(bias),
+                   None if config is None else list(config))
+    return out

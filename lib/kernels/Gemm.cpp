@@ -1,0 +1,183 @@
+//===- Gemm.cpp - GEMM kernels and their dispatch -------------------------===//
+
+#include "wavetile/ops/Gemm.h"
+
+#include "Checks.h"
+#include "RowKernels.h"
+
+#include <bit>
+
+using namespace wavetile;
+using namespace wavetile::dsl;
+using namespace wavetile::ops;
+
+std::string GemmConfig::key() const {
+  return std::to_string(blockM) + "x" + std::to_string(blockN) + "x" + std::to_string(blockK) + "/s" +
+         std::to_string(stages) + "/w" + std::to_string(warps) + "/k" + std::to_string(splitK);
+}
+
+std::string GemmConfig::problem() const {
+  for (int64_t v : {blockM, blockN, blockK, warps})
+    if (v < 1 || !std::has_single_bit(uint64_t(v)))
+      return "tile sizes and warps must be powers of two, got " + key();
+  if (blockM < 16 || blockN < 16 || blockK < 16)
+    return "tiles must be at least 16 in each dimension (matrix instructions), got " + key();
+  if (stages < 1 || stages > 4 || splitK < 1 || splitK > 64)
+    return "stages must be 1 to 4 and split-K 1 to 64, got " + key();
+  if (warps > 16)
+    return "at most 16 warps, got " + key();
+  return {};
+}
+
+GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int64_t multiprocessors) {
+  GemmConfig c;
+  if (m <= 64) {
+    // Decode: W is the stream. Narrow M tiles, wide K steps, and K split until every
+    // multiprocessor has a tile (each split keeps at least 512 of K).
+    c.blockM = m <= 16 ? 16 : m <= 32 ? 32 : 64;
+    c.blockN = 64;
+    c.blockK = 64;
+    int64_t tiles = ((m + c.blockM - 1) / c.blockM) * ((n + c.blockN - 1) / c.blockN);
+    while (c.splitK < 16 && tiles * c.splitK < multiprocessors && k / (2 * c.splitK) >= 512)
+      c.splitK *= 2;
+  }
+  return c;
+}
+
+std::string GemmSpec::key() const {
+  return std::string("gemm/") + dtypeName(input) + "->" + dtypeName(output) + "/n" + std::to_string(n) + "/k" +
+         std::to_string(k) + (bias ? "/bias" : "") + "/" + config.key() + "/w" + std::to_string(warpSize) +
+         (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
+}
+
+std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::string *error) {
+  const GemmConfig &c = spec.config;
+  const Reach reach = spec.within2GiB ? Reach::within2GiB : Reach::unbounded;
+  const bool split = c.splitK > 1;
+  // Each split covers a whole number of K steps.
+  const int64_t kSteps = (spec.k + c.blockK - 1) / c.blockK;
+  const int64_t kPerSplit = (kSteps + c.splitK - 1) / c.splitK * c.blockK;
+  ModuleBuilder mb;
+  {
+    KernelOptions options;
+    options.numWarps = int(c.warps);
+    options.numStages = int(c.stages);
+    auto k = mb.kernel("gemm", options);
+    Tensor x = k.tensor("x", spec.input, {Dim::dynamic(), Dim::fixed(spec.k)}, false, reach);
+    Tensor w = k.tensor("w", spec.input, {Dim::fixed(spec.n), Dim::fixed(spec.k)}, false, reach);
+    std::optional<Tensor> out, partials, bias;
+    if (split)
+      partials = k.tensor("partials", DType::f32, {Dim::fixed(c.splitK), Dim::dynamic(), Dim::fixed(spec.n)}, true,
+                          reach);
+    else
+      out = k.tensor("out", spec.output, {Dim::dynamic(), Dim::fixed(spec.n)}, false, reach);
+    if (spec.bias && !split)
+      bias = k.tensor("bias", spec.output, {Dim::fixed(spec.n)}, true, reach);
+    if (spec.vectorAligned) {
+      const int64_t perVector = 16 / (bitWidth(spec.input) / 8);
+      for (const Tensor *t : {&x, &w}) {
+        k.assumeAligned(t->pointer, 16);
+        k.assumeDivisible(t->stride(0), perVector);
+      }
+      if (out) {
+        k.assumeAligned(out->pointer, 16);
+        k.assumeDivisible(out->stride(0), 16 / (bitWidth(spec.output) / 8));
+      }
+    }
+    Value rows = programId(0) * int32_t(c.blockM) + arange(0, int32_t(c.blockM));
+    Value cols = programId(1) * int32_t(c.blockN) + arange(0, int32_t(c.blockN));
+    Value kBegin = programId(2) * int32_t(kPerSplit);
+    Value kEnd = minimum(kBegin + int32_t(kPerSplit), int32_t(spec.k));
+    Value kRange = arange(0, int32_t(c.blockK));
+    Value acc = forRange(kBegin, kEnd, int32_t(c.blockK), {zeros({c.blockM, c.blockN}, DType::f32)},
+                         [&](Value k0, const std::vector<Value> &sum) {
+                           Value ks = (k0 + kRange).expand(0);
+                           Value xTile = load(x, {rows.expand(1), ks});
+                           Value wTile = load(w, {cols.expand(1), ks}).trans();
+                           return std::vector<Value>{dot(xTile, wTile, sum[0])};
+                         })[0];
+    if (split) {
+      store(*partials, {programId(2), rows.expand(1), cols.expand(0)}, acc);
+    } else {
+      if (bias)
+        acc = acc + load(*bias, {cols.expand(0)}).to(DType::f32);
+      store(*out, {rows.expand(1), cols.expand(0)}, acc.to(spec.output));
+    }
+  }
+  if (split) {
+    // The partial sums of each row, in split order, plus the bias: one program per row.
+    const int64_t block = powerOfTwoAtLeast(std::min<int64_t>(spec.n, 2048));
+    KernelOptions options;
+    options.numWarps = rowWarps(block, DType::f32, spec.warpSize);
+    auto k = mb.kernel("gemm_reduce", options);
+    Tensor partials =
+        k.tensor("partials", DType::f32, {Dim::fixed(c.splitK), Dim::dynamic(), Dim::fixed(spec.n)}, true, reach);
+    Tensor out = k.tensor("out", spec.output, {Dim::dynamic(), Dim::fixed(spec.n)}, false, reach);
+    std::optional<Tensor> bias;
+    if (spec.bias)
+      bias = k.tensor("bias", spec.output, {Dim::fixed(spec.n)}, true, reach);
+    Value row = programId(0);
+    Value columns = programId(1) * int32_t(block) + arange(0, int32_t(block));
+    Value sum = zeros({block}, DType::f32);
+    for (int64_t s = 0; s < c.splitK; ++s)
+      sum = sum + load(partials, {constant(double(s), DType::i32), row, columns});
+    if (bias)
+      sum = sum + load(*bias, {columns}).to(DType::f32);
+    store(out, {row, columns}, sum.to(spec.output));
+  }
+  return mb.finish(error);
+}
+
+bool wavetile::ops::gemm_a16w16(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w,
+                                const TensorRef *bias, std::string *error, const std::optional<GemmConfig> &config) {
+  const std::string op = "gemm_a16w16";
+  ArgumentChecker check(op, error);
+  if (!check.rows("x", x, {DType::bf16, DType::f16}) || !check.rows("w", w, {x.dtype}))
+    return false;
+  const int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
+  if (w.shape[1] != k)
+    return opError(error, op, "'w' is [N, K] = " + std::to_string(n) + " x " + std::to_string(w.shape[1]) +
+                                  " but 'x' has K = " + std::to_string(k));
+  if (out.dtype != DType::bf16 && out.dtype != DType::f16 && out.dtype != DType::f32)
+    return opError(error, op, std::string("'out' has dtype ") + dsl::dtypeName(out.dtype) +
+                                  "; expected bf16, f16 or f32");
+  if (!check.shaped("out", out, out.dtype, {m, n}) || (bias && !check.vector("bias", *bias, out.dtype, n)))
+    return false;
+  GemmSpec spec{x.dtype, out.dtype, n, k, bias != nullptr};
+  spec.config = config ? *config : defaultGemmConfig(m, n, k, /*multiprocessors=*/132);
+  if (std::string problem = spec.config.problem(); !problem.empty())
+    return opError(error, op, problem);
+  if (m == 0)
+    return true;
+  spec.warpSize = rt.warpSize();
+  spec.vectorAligned = vectorAligned({&out, &x, &w});
+  std::vector<const TensorRef *> tensors{&out, &x, &w};
+  if (bias)
+    tensors.push_back(bias);
+  spec.within2GiB = within2GiB(tensors);
+  const GemmConfig &c = spec.config;
+  const uint32_t tilesM = uint32_t((m + c.blockM - 1) / c.blockM), tilesN = uint32_t((n + c.blockN - 1) / c.blockN);
+  auto build = [&](std::string *e) { return buildGemm(spec, e); };
+  NamedArgs args;
+  args.tensor("x", x).tensor("w", w);
+  if (bias)
+    args.tensor("bias", *bias);
+  std::string launchError;
+  if (c.splitK == 1) {
+    args.tensor("out", out);
+    if (!rt.launch(spec.key(), build, "gemm", {tilesM, tilesN, 1}, args, &launchError))
+      return opError(error, op, launchError);
+    return true;
+  }
+  TensorRef workspace = rt.workspace(size_t(c.splitK * m * n) * sizeof(float), &launchError);
+  if (!workspace.data)
+    return opError(error, op, launchError);
+  TensorRef partials = TensorRef::contiguous(workspace.data, DType::f32, {c.splitK, m, n});
+  args.tensor("partials", partials).tensor("out", out);
+  const int64_t block = powerOfTwoAtLeast(std::min<int64_t>(n, 2048));
+  if (!rt.launch(spec.key(), build, "gemm", {tilesM, tilesN, uint32_t(c.splitK)}, args, &launchError) ||
+      !rt.launch(spec.key(), build, "gemm_reduce", {uint32_t(m), uint32_t((n + block - 1) / block), 1}, args,
+                 &launchError))
+    return opError(error, op, launchError);
+  return true;
+}

@@ -1,0 +1,52 @@
+//===- Gemm.h - the GEMM family with AITER's names --------------*- C++ -*-===//
+//
+// Y = X · Wᵀ (+ bias), AITER's layout: `x` [M, K], `w` [N, K] (both unit stride along K),
+// `out` [M, N]; accumulation in f32, the bias added in f32, one rounding to out's dtype.
+//   gemm_a16w16   x, w bf16 or f16 (one dtype); out bf16, f16 or f32; bias [N] in out's dtype
+// Kernels are specialized on N, K, the dtypes and a configuration (tile sizes, pipeline
+// stages, warps, split-K), never on M. Split-K writes f32 partials to the runtime's workspace
+// and a second kernel sums them (deterministic, no atomics). The configuration comes from
+// the caller, or a heuristic (docs/tuning.md: tuned tables are the next step).
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAVETILE_OPS_GEMM_H
+#define WAVETILE_OPS_GEMM_H
+
+#include "wavetile/ops/OpRuntime.h"
+
+#include <optional>
+
+namespace wavetile::ops {
+
+/// How a GEMM is tiled: output tiles of blockM x blockN, K in steps of blockK through a
+/// `stages`-deep pipeline, `warps` per program, K split over `splitK` programs.
+struct GemmConfig {
+  int64_t blockM = 64, blockN = 64, blockK = 32;
+  int64_t stages = 3, warps = 4, splitK = 1;
+  std::string key() const;
+  /// Why this configuration cannot compile (non-power-of-two tiles, ...), or empty.
+  std::string problem() const;
+};
+
+/// A default for a shape without a tuned row: decode-sized M gets narrow tiles and enough
+/// K splits to give every multiprocessor work; larger M 64x64 tiles.
+GemmConfig defaultGemmConfig(int64_t m, int64_t n, int64_t k, int64_t multiprocessors);
+
+bool gemm_a16w16(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w, const TensorRef *bias,
+                 std::string *error, const std::optional<GemmConfig> &config = std::nullopt);
+
+struct GemmSpec {
+  DType input, output;
+  int64_t n, k;
+  bool bias = false;
+  GemmConfig config;
+  int64_t warpSize = 32;
+  bool vectorAligned = false, within2GiB = true;
+  std::string key() const;
+};
+/// The module: "gemm" (and "gemm_reduce" when split).
+std::unique_ptr<Module> buildGemm(const GemmSpec &spec, std::string *error);
+
+} // namespace wavetile::ops
+
+#endif
