@@ -6,6 +6,7 @@
 #include "RowKernels.h"
 
 #include <bit>
+#include <charconv>
 
 using namespace wavetile;
 using namespace wavetile::dsl;
@@ -40,6 +41,37 @@ GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int
     int64_t tiles = ((m + c.blockM - 1) / c.blockM) * ((n + c.blockN - 1) / c.blockN);
     while (c.splitK < 16 && tiles * c.splitK < multiprocessors && k / (2 * c.splitK) >= 512)
       c.splitK *= 2;
+  }
+  return c;
+}
+
+const std::vector<std::string> &wavetile::ops::gemmTuningKeys() {
+  static const std::vector<std::string> keys = {"target", "cu_num", "M", "N", "K", "dtype", "out_dtype", "bias"};
+  return keys;
+}
+
+TuningKey wavetile::ops::gemmTuningKey(const std::string &target, int64_t multiprocessors, int64_t m, int64_t n,
+                                       int64_t k, DType input, DType output, bool bias) {
+  return {target, std::to_string(multiprocessors), std::to_string(m), std::to_string(n), std::to_string(k),
+          dtypeName(input), dtypeName(output), bias ? "1" : "0"};
+}
+
+std::optional<GemmConfig> wavetile::ops::gemmConfigOf(const TunedRow &row, std::string *error) {
+  GemmConfig c;
+  for (auto [column, field] : {std::pair{"block_m", &c.blockM}, std::pair{"block_n", &c.blockN},
+                               std::pair{"block_k", &c.blockK}, std::pair{"stages", &c.stages},
+                               std::pair{"warps", &c.warps}, std::pair{"split_k", &c.splitK}}) {
+    auto it = row.find(column);
+    const std::string text = it == row.end() ? std::string() : it->second;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *field);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+      *error = std::string("column '") + column + "' is '" + text + "', not an integer";
+      return std::nullopt;
+    }
+  }
+  if (std::string problem = c.problem(); !problem.empty()) {
+    *error = problem;
+    return std::nullopt;
   }
   return c;
 }
@@ -144,7 +176,26 @@ bool wavetile::ops::gemm_a16w16(OpRuntime &rt, const TensorRef &out, const Tenso
   if (!check.shaped("out", out, out.dtype, {m, n}) || (bias && !check.vector("bias", *bias, out.dtype, n)))
     return false;
   GemmSpec spec{x.dtype, out.dtype, n, k, bias != nullptr};
-  spec.config = config ? *config : defaultGemmConfig(m, n, k, /*multiprocessors=*/132);
+  if (config) {
+    spec.config = *config;
+  } else {
+    // A tuned row for the shape (docs/tuning.md), else the heuristic default.
+    std::string tableError;
+    TunedDispatch *table = rt.tuned(op, gemmTuningKeys(), &tableError);
+    if (!table)
+      return opError(error, op, tableError);
+    const int64_t multiprocessors = rt.device().multiprocessors();
+    const TunedRow *row = table->lookup(gemmTuningKey(rt.target(), multiprocessors, m, n, k, x.dtype, out.dtype,
+                                                      bias != nullptr));
+    if (row) {
+      std::optional<GemmConfig> tuned = gemmConfigOf(*row, &tableError);
+      if (!tuned)
+        return opError(error, op, "tuned configuration: " + tableError);
+      spec.config = *tuned;
+    } else {
+      spec.config = defaultGemmConfig(m, n, k, multiprocessors > 0 ? multiprocessors : 132);
+    }
+  }
   if (std::string problem = spec.config.problem(); !problem.empty())
     return opError(error, op, problem);
   if (m == 0)

@@ -2,6 +2,9 @@
 
 #include "wavetile/ops/OpRuntime.h"
 
+#include <cstdlib>
+#include <filesystem>
+
 #include "wavetile/Jit.h"
 
 using namespace wavetile;
@@ -71,6 +74,25 @@ OpRuntime::~OpRuntime() {
   std::string ignored;
   if (workspace_)
     device_.release(workspace_, &ignored);
+}
+
+TunedDispatch *OpRuntime::tuned(const std::string &op, const std::vector<std::string> &keyColumns,
+                                std::string *error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = tuned_.find(op);
+  if (it != tuned_.end())
+    return it->second.get();
+  const char *dir = std::getenv("WAVETILE_TUNED_DIR");
+  std::string path = std::string(dir ? dir : WAVETILE_DEFAULT_TUNED_DIR) + "/" + op + ".csv";
+  TunedConfigs configs(keyColumns);
+  if (std::filesystem::exists(path)) {
+    auto loaded = TunedConfigs::load(path, keyColumns, error);
+    if (!loaded)
+      return nullptr;
+    configs = std::move(*loaded);
+  }
+  auto dispatch = std::make_unique<TunedDispatch>(op, std::move(configs), TunedDispatch::Options::fromEnvironment());
+  return tuned_.emplace(op, std::move(dispatch)).first->second.get();
 }
 
 TensorRef OpRuntime::workspace(size_t bytes, std::string *error) {

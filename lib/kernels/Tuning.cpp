@@ -123,6 +123,13 @@ bool TunedConfigs::add(const TunedRow &row, std::string *error) {
   return true;
 }
 
+std::vector<TunedRow> TunedConfigs::rows() const {
+  std::vector<TunedRow> all;
+  for (const auto &[key, row] : rows_)
+    all.push_back(row);
+  return all;
+}
+
 int64_t TunedConfigs::paddedM(int64_t m) {
   int64_t multiple = m <= 256 ? 16 : m <= 1024 ? 32 : m <= 4096 ? 64 : 128;
   return (m + multiple - 1) / multiple * multiple;

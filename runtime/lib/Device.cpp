@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <dlfcn.h>
 #include <mutex>
 
@@ -224,18 +225,22 @@ std::unique_ptr<Device> Device::open(Backend backend, int ordinal, std::string *
     device->name_ = "host CPU";
     device->arch_ = "host";
     device->target_ = "host"; // host code objects are compiled for the CPU they run on
+    device->multiprocessors_ = int(std::thread::hardware_concurrency());
     return device;
   }
   if (backend == Backend::CUDA) {
     int handle = 0, major = 0, minor = 0;
     char name[256] = {};
     constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76; // CUdevice_attribute
+    constexpr int kMultiprocessorCount = 16;
     if (!device->check(api->cuDeviceGet(&handle, ordinal), "cuDeviceGet", error) ||
         !device->check(api->cuDeviceGetName(name, sizeof(name) - 1, handle), "cuDeviceGetName", error) ||
         !device->check(api->cuDeviceGetAttribute(&major, kComputeCapabilityMajor, handle), "cuDeviceGetAttribute",
                        error) ||
         !device->check(api->cuDeviceGetAttribute(&minor, kComputeCapabilityMinor, handle), "cuDeviceGetAttribute",
                        error) ||
+        !device->check(api->cuDeviceGetAttribute(&device->multiprocessors_, kMultiprocessorCount, handle),
+                       "cuDeviceGetAttribute", error) ||
         !device->check(api->cuPrimaryCtxRetain(&device->context_, handle), "cuDevicePrimaryCtxRetain", error))
       return nullptr;
     device->ordinal_ = handle;

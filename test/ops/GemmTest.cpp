@@ -122,3 +122,88 @@ TEST(GemmOp, RefusesBadArguments) {
 }
 
 } // namespace
+
+#include "wavetile/ops/GemmTuner.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace {
+
+/// A fresh directory for tuned tables, named by WAVETILE_TUNED_DIR while alive.
+struct TunedDir {
+  std::filesystem::path path;
+  TunedDir() {
+    path = std::filesystem::temp_directory_path() / ("wavetile-tuned-" + std::to_string(std::random_device{}()));
+    std::filesystem::create_directories(path);
+    setenv("WAVETILE_TUNED_DIR", path.c_str(), 1);
+  }
+  ~TunedDir() {
+    unsetenv("WAVETILE_TUNED_DIR");
+    std::filesystem::remove_all(path);
+  }
+};
+
+// The tuner drops candidates that cannot run (an invalid configuration here), keeps the
+// fastest correct one, and writes the table gemm_a16w16 then reads for that shape.
+TEST(GemmTuner, WritesTheFastestCorrectCandidateAndTheOpUsesIt) {
+  TunedDir dir;
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  GemmTuneOptions options;
+  options.output = DType::f32;
+  options.bias = true;
+  options.warmup = 0;
+  options.repetitions = 1;
+  options.candidates = {GemmConfig{16, 32, 32, 1, 4, 1}, GemmConfig{16, 32, 32, 1, 4, 2}, GemmConfig{24, 32, 32, 1, 4, 1}};
+  std::vector<GemmTuneResult> results;
+  ASSERT_TRUE(tuneGemm(*host.runtime, {{3, 40, 96}}, options, &results, &error)) << error;
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].tried, 3);
+  EXPECT_EQ(results[0].failed, 1);
+  EXPECT_NE(results[0].firstFailure.find("powers of two"), std::string::npos) << results[0].firstFailure;
+  EXPECT_EQ(results[0].wrong, 0);
+  ASSERT_TRUE(results[0].best);
+  std::string table = (dir.path / "gemm_a16w16.csv").string();
+  ASSERT_TRUE(writeGemmTable(table, *host.runtime, options, results, &error)) << error;
+  auto loaded = TunedConfigs::load(table, gemmTuningKeys(), &error);
+  ASSERT_TRUE(loaded) << error;
+  EXPECT_EQ(loaded->size(), 1u);
+
+  // A fresh runtime reads the table: a row made invalid by hand shows it is used.
+  {
+    std::ofstream(table) << "target,cu_num,M,N,K,dtype,out_dtype,bias,block_m,block_n,block_k,stages,warps,split_k,us\n"
+                         << "host," << host.device->multiprocessors() << ",3,40,96,bf16,f32,1,16,32,x,1,4,1,1.0\n";
+  }
+  wavetile::test::HostOps fresh;
+  std::vector<float> out(3 * 40), bias(40);
+  std::vector<uint16_t> x(3 * 96), w(40 * 96);
+  TensorRef b = TensorRef::contiguous(bias.data(), DType::f32, {40});
+  wavetile::test::expectRefused(
+      gemm_a16w16(*fresh.runtime, TensorRef::contiguous(out.data(), DType::f32, {3, 40}),
+                  TensorRef::contiguous(x.data(), DType::bf16, {3, 96}),
+                  TensorRef::contiguous(w.data(), DType::bf16, {40, 96}), &b, &error),
+      error, "tuned configuration: column 'block_k' is 'x', not an integer");
+  // M = 2 pads to 16, which has no row: the default runs.
+  EXPECT_TRUE(gemm_a16w16(*fresh.runtime, TensorRef::contiguous(out.data(), DType::f32, {2, 40}),
+                          TensorRef::contiguous(x.data(), DType::bf16, {2, 96}),
+                          TensorRef::contiguous(w.data(), DType::bf16, {40, 96}), &b, &error))
+      << error;
+}
+
+TEST(GemmTuner, AMalformedTableIsReportedByTheOp) {
+  TunedDir dir;
+  std::ofstream(dir.path / "gemm_a16w16.csv") << "target,M,N\nhost,1,2\n";
+  std::string error;
+  wavetile::test::HostOps host;
+  std::vector<float> out(8);
+  std::vector<uint16_t> x(64), w(64);
+  wavetile::test::expectRefused(gemm_a16w16(*host.runtime, TensorRef::contiguous(out.data(), DType::f32, {1, 2}),
+                                            TensorRef::contiguous(x.data(), DType::bf16, {1, 32}),
+                                            TensorRef::contiguous(w.data(), DType::bf16, {2, 32}), nullptr, &error),
+                                error, "gemm_a16w16.csv:1: the header has no key column 'cu_num'");
+}
+
+} // namespace

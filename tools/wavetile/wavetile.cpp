@@ -31,6 +31,7 @@ using namespace wavetile::examples;
 
 namespace wavetile::tool {
 int inspectCommand(const std::vector<std::string> &files, bool json); // Inspect.cpp
+int tuneCommand(const std::map<std::string, std::string> &values, bool bias); // Tune.cpp
 /// One line of resources and wide-access/MMA counts for an in-memory hsaco or PTX text.
 std::string summarizeCodeObject(const std::string &bytes, bool ptx); // Inspect.cpp
 }
@@ -61,6 +62,9 @@ const char *kUsage =
     "                                         say where the code object came from and how long it\n"
     "                                         took (WAVETILE_CACHE_DIR, WAVETILE_CACHE=0,\n"
     "                                         WAVETILE_DUMP_IR=DIR)\n"
+    "  tune --op gemm_a16w16 --shapes M:N:K[,..] [--dtype D] [--out-dtype D] [--bias] [--device host|gpu] -o TABLE.csv\n"
+    "                                         sweep configurations on this device, check each against a\n"
+    "                                         reference, time the correct ones, write the fastest per shape\n"
     "  inspect FILE [--json]                  registers, LDS, spills, occupancy and an instruction\n"
     "                                         histogram of an hsaco or a PTX file\n"
     "  run NAME [--shape D0,D1,..] [--seed S] [--save DIR]\n"
@@ -89,13 +93,14 @@ std::optional<Options> parseOptions(int argc, char **argv, int first, std::strin
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--target" || arg == "--emit" || arg == "-o" || arg == "--example" || arg == "--op" || arg == "--shape" ||
-        arg == "--seed" || arg == "--save" || arg == "--manifest") {
+        arg == "--seed" || arg == "--save" || arg == "--manifest" || arg == "--shapes" || arg == "--dtype" ||
+        arg == "--out-dtype" || arg == "--device") {
       if (i + 1 >= argc) {
         *error = "option " + arg + " needs a value";
         return std::nullopt;
       }
       options.values[arg] = argv[++i];
-    } else if (arg == "--json") {
+    } else if (arg == "--json" || arg == "--bias") {
       options.flags.insert(arg);
     } else if (arg.rfind("-", 0) == 0) {
       *error = "unknown option " + arg;
@@ -430,5 +435,7 @@ int main(int argc, char **argv) {
     return demoCommand(*options);
   if (command == "inspect")
     return tool::inspectCommand(options->positional, options->flags.count("--json") > 0);
+  if (command == "tune")
+    return tool::tuneCommand(options->values, options->flags.count("--bias") > 0);
   return usageError("unknown command '" + command + "'");
 }

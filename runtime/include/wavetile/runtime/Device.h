@@ -76,6 +76,9 @@ public:
   const std::string &name() const { return name_; }
   const std::string &architecture() const { return arch_; }
   const std::string &target() const { return target_; }
+  /// Streaming multiprocessors (CUDA), the host's hardware threads (host); 0 where not known
+  /// (HIP). Tuned configurations are keyed by it.
+  int multiprocessors() const { return multiprocessors_; }
 
   /// Loads a code object (PTX text or an hsaco) whose kernels `manifest` describes; every
   /// kernel in the manifest must be in it. The manifest's target must be the device's.
@@ -104,6 +107,7 @@ private:
   const Api *api_ = nullptr;
   void *context_ = nullptr; // CUDA: the retained primary context
   int ordinal_ = 0;
+  int multiprocessors_ = 0;
 };
 
 } // namespace wavetile

@@ -32,6 +32,14 @@ struct GemmConfig {
 /// K splits to give every multiprocessor work; larger M 64x64 tiles.
 GemmConfig defaultGemmConfig(int64_t m, int64_t n, int64_t k, int64_t multiprocessors);
 
+/// The key columns of gemm_a16w16's tuned table and a shape's key (docs/tuning.md), and the
+/// configuration a row holds (block_m, block_n, block_k, stages, warps, split_k).
+const std::vector<std::string> &gemmTuningKeys();
+TuningKey gemmTuningKey(const std::string &target, int64_t multiprocessors, int64_t m, int64_t n, int64_t k,
+                        DType input, DType output, bool bias);
+std::optional<GemmConfig> gemmConfigOf(const TunedRow &row, std::string *error);
+
+/// Without `config`: the tuned row for the shape, else defaultGemmConfig.
 bool gemm_a16w16(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w, const TensorRef *bias,
                  std::string *error, const std::optional<GemmConfig> &config = std::nullopt);
 

@@ -11,6 +11,7 @@
 #define WAVETILE_OPS_OPRUNTIME_H
 
 #include "wavetile/dsl/DSL.h"
+#include "wavetile/ops/Tuning.h"
 #include "wavetile/runtime/Device.h"
 
 #include <array>
@@ -84,6 +85,11 @@ public:
   /// and reused (grown when asked for more): ops using it are ordered on `stream`.
   TensorRef workspace(size_t bytes, std::string *error);
 
+  /// The tuned-configuration table of `op` (docs/tuning.md), keyed by `keyColumns`: read
+  /// once from $WAVETILE_TUNED_DIR/<op>.csv, else the repository's lib/kernels/configs/;
+  /// a missing file is an empty table, a malformed one an error (null, *error says why).
+  TunedDispatch *tuned(const std::string &op, const std::vector<std::string> &keyColumns, std::string *error);
+
   /// Specializations compiled and loaded so far.
   size_t loadedModules() const;
 
@@ -95,6 +101,7 @@ private:
   std::map<std::string, std::unique_ptr<LoadedModule>> loaded_;
   void *workspace_ = nullptr;
   size_t workspaceBytes_ = 0;
+  std::map<std::string, std::unique_ptr<TunedDispatch>> tuned_;
 };
 
 /// Fails with "<op>: <message>" (for argument checks).

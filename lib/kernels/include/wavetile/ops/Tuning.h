@@ -48,9 +48,11 @@ public:
   const TunedRow *find(const TuningKey &key) const;
   /// M as AITER pads it for a second lookup.
   static int64_t paddedM(int64_t m);
+  /// Every row, in key order, and a row's key.
+  std::vector<TunedRow> rows() const;
+  TuningKey keyOf(const TunedRow &row) const;
 
 private:
-  TuningKey keyOf(const TunedRow &row) const;
   std::vector<std::string> keyColumns_;
   size_t mColumn_ = 0;
   std::map<TuningKey, TunedRow> rows_;

@@ -1,0 +1,226 @@
+//===- GemmTuner.cpp - tuning gemm_a16w16 on the current device -----------===//
+
+#include "wavetile/ops/GemmTuner.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+using namespace wavetile;
+using namespace wavetile::ops;
+
+namespace {
+
+/// f32 to bf16 or f16 bits, round to nearest even (finite inputs).
+uint16_t encode(float f, DType dtype) {
+  if (dtype == DType::f16)
+    return std::bit_cast<uint16_t>(static_cast<_Float16>(f));
+  uint32_t bits = std::bit_cast<uint32_t>(f);
+  return uint16_t((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+}
+
+float decode(uint16_t h, DType dtype) {
+  if (dtype == DType::f16)
+    return float(std::bit_cast<_Float16>(h));
+  return std::bit_cast<float>(uint32_t(h) << 16);
+}
+
+float decodeOutput(const std::vector<uint8_t> &bytes, size_t i, DType dtype) {
+  if (dtype == DType::f32) {
+    float f;
+    std::memcpy(&f, bytes.data() + 4 * i, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, bytes.data() + 2 * i, 2);
+  return decode(h, dtype);
+}
+
+size_t bytesOf(DType dtype) { return size_t(dsl::bitWidth(dtype) / 8); }
+
+/// Device memory released with it.
+struct DeviceBuffer {
+  const Device &device;
+  void *data = nullptr;
+  DeviceBuffer(const Device &device, size_t bytes, std::string *error) : device(device) {
+    data = device.allocate(std::max<size_t>(bytes, 1), error);
+  }
+  ~DeviceBuffer() {
+    std::string ignored;
+    if (data)
+      device.release(data, &ignored);
+  }
+};
+
+} // namespace
+
+std::vector<GemmConfig> wavetile::ops::gemmCandidates(const GemmShape &shape) {
+  std::vector<GemmConfig> candidates;
+  if (shape.m <= 64) {
+    for (int64_t bm : {16, 32, 64})
+      for (int64_t bn : {32, 64, 128})
+        for (int64_t split : {1, 2, 4, 8, 16})
+          if (bm < 2 * std::max<int64_t>(shape.m, 16) && (split == 1 || shape.k / split >= 128))
+            candidates.push_back({bm, bn, 64, 3, 4, split});
+    return candidates;
+  }
+  for (int64_t bm : {64, 128})
+    for (int64_t bn : {64, 128})
+      for (int64_t bk : {32, 64})
+        for (int64_t stages : {2, 3})
+          for (int64_t warps : {4, 8})
+            candidates.push_back({bm, bn, bk, stages, warps, 1});
+  return candidates;
+}
+
+bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes, const GemmTuneOptions &options,
+                             std::vector<GemmTuneResult> *results, std::string *error) {
+  const Device &device = rt.device();
+  std::mt19937_64 rng(options.seed);
+  std::normal_distribution<float> value(0.f, 1.f);
+  for (const GemmShape &shape : shapes) {
+    GemmTuneResult result{shape};
+    const auto [m, n, k] = shape;
+    // Inputs in the device dtype, and their exact values for the reference.
+    std::vector<uint16_t> x(m * k), w(n * k), bias(options.bias ? n : 0);
+    for (auto &v : x)
+      v = encode(value(rng), options.input);
+    for (auto &v : w)
+      v = encode(value(rng), options.input);
+    std::vector<uint8_t> biasBytes(n * bytesOf(options.output));
+    std::vector<double> biasValues(n, 0.0);
+    for (int64_t i = 0; options.bias && i < n; ++i) {
+      float b = value(rng);
+      if (options.output == DType::f32) {
+        std::memcpy(biasBytes.data() + 4 * i, &b, 4);
+        biasValues[i] = b;
+      } else {
+        uint16_t h = encode(b, options.output);
+        std::memcpy(biasBytes.data() + 2 * i, &h, 2);
+        biasValues[i] = decode(h, options.output);
+      }
+    }
+    std::vector<double> reference(m * n), magnitude(m * n);
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) {
+        double sum = biasValues[c], size = 0;
+        for (int64_t i = 0; i < k; ++i) {
+          double p = double(decode(x[r * k + i], options.input)) * double(decode(w[c * k + i], options.input));
+          sum += p;
+          size += std::abs(p);
+        }
+        reference[r * n + c] = sum;
+        magnitude[r * n + c] = size;
+      }
+    const size_t outBytes = m * n * bytesOf(options.output);
+    DeviceBuffer dx(device, x.size() * 2, error), dw(device, w.size() * 2, error), dout(device, outBytes, error),
+        dbias(device, biasBytes.size(), error);
+    if (!dx.data || !dw.data || !dout.data || !dbias.data || !device.copyToDevice(dx.data, x.data(), x.size() * 2, error) ||
+        !device.copyToDevice(dw.data, w.data(), w.size() * 2, error) ||
+        (options.bias && !device.copyToDevice(dbias.data, biasBytes.data(), biasBytes.size(), error)))
+      return false;
+    TensorRef tx = TensorRef::contiguous(dx.data, options.input, {m, k});
+    TensorRef tw = TensorRef::contiguous(dw.data, options.input, {n, k});
+    TensorRef tout = TensorRef::contiguous(dout.data, options.output, {m, n});
+    TensorRef tbias = TensorRef::contiguous(dbias.data, options.output, {n});
+    const double ulp = options.output == DType::f32 ? 0 : options.output == DType::f16 ? 1.0 / 1024 : 1.0 / 128;
+    std::vector<GemmConfig> candidates = options.candidates.empty() ? gemmCandidates(shape) : options.candidates;
+    std::vector<uint8_t> got(outBytes);
+    for (const GemmConfig &config : candidates) {
+      ++result.tried;
+      std::string why;
+      auto call = [&] { return gemm_a16w16(rt, tout, tx, tw, options.bias ? &tbias : nullptr, &why, config); };
+      if (!call() || !device.synchronize(&why)) {
+        if (result.firstFailure.empty())
+          result.firstFailure = config.key() + ": " + why;
+        ++result.failed;
+        continue;
+      }
+      if (!device.copyToHost(got.data(), dout.data, outBytes, error))
+        return false;
+      bool right = true;
+      for (int64_t i = 0; i < m * n && right; ++i)
+        right = std::abs(double(decodeOutput(got, i, options.output)) - reference[i]) <=
+                ulp * std::abs(reference[i]) + 2e-5 * magnitude[i] + 1e-6;
+      if (!right) {
+        if (result.firstFailure.empty())
+          result.firstFailure = config.key() + ": output differs from the reference";
+        ++result.wrong;
+        continue;
+      }
+      for (int i = 0; i < options.warmup; ++i)
+        call();
+      void *start = device.createEvent(error), *end = device.createEvent(error);
+      if (!start || !end || !device.recordEvent(start, rt.stream, error))
+        return false;
+      for (int i = 0; i < options.repetitions; ++i)
+        call();
+      float ms = 0;
+      if (!device.recordEvent(end, rt.stream, error) || !device.elapsedMilliseconds(start, end, &ms, error) ||
+          !device.destroyEvent(start, error) || !device.destroyEvent(end, error))
+        return false;
+      double us = 1000.0 * ms / options.repetitions;
+      if (!result.best || us < result.microseconds) {
+        result.best = config;
+        result.microseconds = us;
+      }
+    }
+    results->push_back(result);
+  }
+  return true;
+}
+
+bool wavetile::ops::writeGemmTable(const std::string &path, OpRuntime &rt, const GemmTuneOptions &options,
+                                   const std::vector<GemmTuneResult> &results, std::string *error) {
+  // Existing rows (other shapes, targets) are kept; tuned shapes replace theirs.
+  std::map<TuningKey, TunedRow> rows;
+  if (std::filesystem::exists(path)) {
+    auto existing = TunedConfigs::load(path, gemmTuningKeys(), error);
+    if (!existing)
+      return false;
+    for (const TunedRow &row : existing->rows())
+      rows[existing->keyOf(row)] = row;
+  }
+  for (const GemmTuneResult &r : results) {
+    if (!r.best)
+      continue;
+    TuningKey key = gemmTuningKey(rt.target(), rt.device().multiprocessors(), r.shape.m, r.shape.n, r.shape.k,
+                                  options.input, options.output, options.bias);
+    TunedRow row;
+    for (size_t i = 0; i < key.size(); ++i)
+      row[gemmTuningKeys()[i]] = key[i];
+    const GemmConfig &c = *r.best;
+    row["block_m"] = std::to_string(c.blockM);
+    row["block_n"] = std::to_string(c.blockN);
+    row["block_k"] = std::to_string(c.blockK);
+    row["stages"] = std::to_string(c.stages);
+    row["warps"] = std::to_string(c.warps);
+    row["split_k"] = std::to_string(c.splitK);
+    char us[32];
+    std::snprintf(us, sizeof(us), "%.2f", r.microseconds);
+    row["us"] = us;
+    rows[key] = row;
+  }
+  std::vector<std::string> columns = gemmTuningKeys();
+  for (const char *c : {"block_m", "block_n", "block_k", "stages", "warps", "split_k", "us"})
+    columns.push_back(c);
+  std::ofstream out(path);
+  for (size_t i = 0; i < columns.size(); ++i)
+    out << (i ? "," : "") << columns[i];
+  out << "\n";
+  for (const auto &[key, row] : rows) {
+    for (size_t i = 0; i < columns.size(); ++i) {
+      auto it = row.find(columns[i]);
+      out << (i ? "," : "") << (it == row.end() ? "" : it->second);
+    }
+    out << "\n";
+  }
+  if (!out) {
+    *error = path + ": cannot be written";
+    return false;
+  }
+  return true;
+}

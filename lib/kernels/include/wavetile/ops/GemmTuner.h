@@ -1,0 +1,53 @@
+//===- GemmTuner.h - tuning gemm_a16w16 on the current device ---*- C++ -*-===//
+//
+// For each shape, every candidate configuration runs on the runtime's device with random
+// inputs; its output is checked against a double-precision reference computed on the host
+// (candidates that fail to compile, launch or match are dropped, never written), the rest
+// are timed with device events, and the fastest is kept. `wavetile tune` drives it and
+// writes the table gemm_a16w16 reads (docs/tuning.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef WAVETILE_OPS_GEMMTUNER_H
+#define WAVETILE_OPS_GEMMTUNER_H
+
+#include "wavetile/ops/Gemm.h"
+
+namespace wavetile::ops {
+
+struct GemmShape {
+  int64_t m, n, k;
+};
+
+struct GemmTuneOptions {
+  DType input = DType::bf16, output = DType::bf16;
+  bool bias = false;
+  std::vector<GemmConfig> candidates; // empty: gemmCandidates(shape)
+  int warmup = 2, repetitions = 10;
+  uint64_t seed = 1;
+};
+
+struct GemmTuneResult {
+  GemmShape shape;
+  std::optional<GemmConfig> best; // none when every candidate was dropped
+  double microseconds = 0;
+  int tried = 0, wrong = 0, failed = 0;
+  std::string firstFailure; // why the first dropped candidate was dropped
+};
+
+/// The candidates the tuner sweeps for a shape: decode-sized M (≤ 64) narrow tiles with
+/// split-K 1 to 16; larger M 64 and 128 tiles, K steps of 32 and 64, 2 or 3 stages, 4 or 8
+/// warps.
+std::vector<GemmConfig> gemmCandidates(const GemmShape &shape);
+
+/// Tunes each shape on `rt`'s device; false with an error only when the device itself fails
+/// (allocation, copies, events).
+bool tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes, const GemmTuneOptions &options,
+              std::vector<GemmTuneResult> *results, std::string *error);
+
+/// Adds (or replaces) the results' rows in the table at `path` (created if missing).
+bool writeGemmTable(const std::string &path, OpRuntime &rt, const GemmTuneOptions &options,
+                    const std::vector<GemmTuneResult> &results, std::string *error);
+
+} // namespace wavetile::ops
+
+#endif

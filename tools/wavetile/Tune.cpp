@@ -1,0 +1,85 @@
+//===- Tune.cpp - wavetile tune: tuned configurations for this device -----===//
+
+#include "wavetile/ops/GemmTuner.h"
+#include "wavetile/runtime/Device.h"
+
+#include <charconv>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+using namespace wavetile;
+using namespace wavetile::ops;
+
+namespace wavetile::tool {
+
+/// wavetile tune --op gemm_a16w16 --shapes M:N:K[,...] [--dtype bf16|f16] [--out-dtype D]
+/// [--bias] [--device host|gpu] -o TABLE.csv
+int tuneCommand(const std::map<std::string, std::string> &values, bool bias) {
+  auto fail = [](const std::string &message) {
+    std::fprintf(stderr, "wavetile tune: %s\n", message.c_str());
+    return 1;
+  };
+  auto value = [&](const char *name, const std::string &fallback) {
+    auto it = values.find(name);
+    return it == values.end() ? fallback : it->second;
+  };
+  if (value("--op", "") != "gemm_a16w16")
+    return fail("--op gemm_a16w16 is the op that can be tuned (got '" + value("--op", "") + "')");
+  std::string table = value("-o", "");
+  if (table.empty())
+    return fail("-o TABLE.csv is needed (gemm_a16w16 reads $WAVETILE_TUNED_DIR/gemm_a16w16.csv)");
+  std::vector<GemmShape> shapes;
+  std::stringstream list(value("--shapes", ""));
+  for (std::string item; std::getline(list, item, ',');) {
+    int64_t dims[3];
+    size_t start = 0;
+    for (int d = 0; d < 3; ++d) {
+      size_t end = d < 2 ? item.find(':', start) : item.size();
+      auto [ptr, ec] = std::from_chars(item.data() + start, item.data() + std::min(end, item.size()), dims[d]);
+      if (end == std::string::npos || ec != std::errc() || ptr != item.data() + std::min(end, item.size()) ||
+          dims[d] < 1)
+        return fail("shape '" + item + "' is not M:N:K with positive integers");
+      start = end + 1;
+    }
+    shapes.push_back({dims[0], dims[1], dims[2]});
+  }
+  if (shapes.empty())
+    return fail("--shapes M:N:K[,M:N:K...] is needed");
+  GemmTuneOptions options;
+  options.bias = bias;
+  for (auto [flag, field] : {std::pair{"--dtype", &options.input}, std::pair{"--out-dtype", &options.output}}) {
+    std::string name = value(flag, flag == std::string("--dtype") ? "bf16" : value("--dtype", "bf16"));
+    std::optional<DType> dtype = dsl::parseDType(name);
+    if (!dtype)
+      return fail(std::string(flag) + " '" + name + "' is not a dtype");
+    *field = *dtype;
+  }
+  std::string error;
+  std::unique_ptr<Device> device = value("--device", "gpu") == "host" ? Device::open(Backend::Host, 0, &error)
+                                                                        : Device::openAny(0, &error);
+  if (!device)
+    return fail(error);
+  std::unique_ptr<OpRuntime> rt = OpRuntime::create(*device, &error);
+  if (!rt)
+    return fail(error);
+  std::vector<GemmTuneResult> results;
+  if (!tuneGemm(*rt, shapes, options, &results, &error))
+    return fail(error);
+  std::printf("%-20s %-34s %10s %6s %6s %6s\n", "M:N:K", "best (tile/stages/warps/split)", "us", "tried", "wrong",
+              "failed");
+  for (const GemmTuneResult &r : results) {
+    std::string shape = std::to_string(r.shape.m) + ":" + std::to_string(r.shape.n) + ":" + std::to_string(r.shape.k);
+    std::printf("%-20s %-34s %10.2f %6d %6d %6d\n", shape.c_str(), r.best ? r.best->key().c_str() : "(none)",
+                r.microseconds, r.tried, r.wrong, r.failed);
+    if (!r.best)
+      std::printf("  every candidate was dropped; the first: %s\n", r.firstFailure.c_str());
+  }
+  if (!writeGemmTable(table, *rt, options, results, &error))
+    return fail(error);
+  std::printf("wrote %s (%s, %d multiprocessors)\n", table.c_str(), device->target().c_str(),
+              device->multiprocessors());
+  return 0;
+}
+
+} // namespace wavetile::tool
