@@ -26,6 +26,7 @@ const char *wavetile::ops::opCatalogHelp() {
          "silu_and_mul|gelu_and_mul|gelu_tanh_and_mul|swiglu:DTYPE:D[:a16] (D the output width), "
          "dequant:DTYPE:N:in=f8E4M3FN|f8E4M3FNUZ|i8|f4E2M1FN[:token|:tensor|:group=G][:a16] (DTYPE the output), "
          "gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..][:a16], "
+         "gemm_a8w8:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ|i8[:token][:channel][:bias][:bm=..]...[:a16], "
          "rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]"
          "[:nope_first][:pos=i32|i64][:a16] (D the head size, F the tables' width) (DTYPE f32, f16 or bf16; a16: "
          "16-byte aligned pointers and rows)";
@@ -143,9 +144,20 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     quant.warpSize = OpRuntime::warpSizeOf(target);
     if (flags.empty())
       return buildQuant(quant, error);
-  } else if (parts[0] == "gemm_a16w16") {
+  } else if (parts[0] == "gemm_a16w16" || parts[0] == "gemm_a8w8") {
     // gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..][:a16]
+    // gemm_a8w8:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ|i8[:token][:channel][:bias][:bm=..]...[:a16]
+    const bool scaled = parts[0] == "gemm_a8w8";
     GemmSpec gemm{*dtype, *dtype, 0, hidden};
+    gemm.scaled = scaled;
+    if (scaled) {
+      gemm.input = DType::f8E4M3FN;
+      gemm.xScalePerRow = takeFlag("token");
+      gemm.wScalePerColumn = takeFlag("channel");
+      for (std::string_view in : {"in=f8E4M3FN", "in=f8E4M3FNUZ", "in=i8"})
+        if (takeFlag(in))
+          gemm.input = *dsl::parseDType(in.substr(3));
+    }
     std::map<std::string, int64_t *> numbers = {{"n=", &gemm.n},
                                                {"bm=", &gemm.config.blockM},
                                                {"bn=", &gemm.config.blockN},
@@ -170,8 +182,8 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
       }
       it = taken ? flags.erase(it) : it + 1;
     }
-    if (*dtype == DType::f32 || gemm.n < 1)
-      return fail("gemm_a16w16 takes bf16 or f16 inputs and n=N");
+    if ((!scaled && *dtype == DType::f32) || gemm.n < 1)
+      return fail("gemm_a16w16 takes bf16 or f16 inputs; both GEMMs need n=N");
     if (std::string problem = gemm.config.problem(); !problem.empty())
       return fail(problem);
     gemm.vectorAligned = takeFlag("a16");

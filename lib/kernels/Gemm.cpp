@@ -78,17 +78,48 @@ std::optional<GemmConfig> wavetile::ops::gemmConfigOf(const TunedRow &row, std::
 
 std::string GemmSpec::key() const {
   return std::string("gemm/") + dtypeName(input) + "->" + dtypeName(output) + "/n" + std::to_string(n) + "/k" +
-         std::to_string(k) + (bias ? "/bias" : "") + "/" + config.key() + "/w" + std::to_string(warpSize) +
-         (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
+         std::to_string(k) + (bias ? "/bias" : "") +
+         (scaled ? std::string("/scales_") + (xScalePerRow ? "token" : "tensor") + "_" +
+                       (wScalePerColumn ? "channel" : "tensor")
+                 : "") +
+         "/" + config.key() + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") +
+         (within2GiB ? "" : "/far");
 }
 
 std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::string *error) {
   const GemmConfig &c = spec.config;
   const Reach reach = spec.within2GiB ? Reach::within2GiB : Reach::unbounded;
   const bool split = c.splitK > 1;
+  // int8 products accumulate exactly in i32; fp8 and 16-bit ones in f32.
+  const DType accumulator = spec.input == DType::i8 ? DType::i32 : DType::f32;
   // Each split covers a whole number of K steps.
   const int64_t kSteps = (spec.k + c.blockK - 1) / c.blockK;
   const int64_t kPerSplit = (kSteps + c.splitK - 1) / c.splitK * c.blockK;
+  // The epilogue's arguments (on the kernel that writes `out`): bias and scales.
+  struct Epilogue {
+    std::optional<Tensor> bias, xScale, wScale;
+  };
+  auto declareEpilogue = [&](KernelBuilder &k) {
+    Epilogue e;
+    if (spec.bias)
+      e.bias = k.tensor("bias", spec.output, {Dim::fixed(spec.n)}, true, reach);
+    if (spec.scaled) {
+      e.xScale = k.tensor("x_scale", DType::f32, {Dim::dynamic()}, true, reach);
+      e.wScale = k.tensor("w_scale", DType::f32, {Dim::dynamic()}, true, reach);
+    }
+    return e;
+  };
+  // y = acc · x_scale[row] · w_scale[col] (+ bias), in f32; `rows` [r, 1] and `cols` [1, c]
+  // or [c] index the output.
+  auto finish = [&](const Epilogue &e, Value y, Value rows, Value cols) {
+    if (e.xScale)
+      y = y * (spec.xScalePerRow ? load(*e.xScale, {rows}) : load(*e.xScale, {rows * 0}));
+    if (e.wScale)
+      y = y * (spec.wScalePerColumn ? load(*e.wScale, {cols}) : load(*e.wScale, {cols * 0}));
+    if (e.bias)
+      y = y + load(*e.bias, {cols}).to(DType::f32);
+    return y.to(spec.output);
+  };
   ModuleBuilder mb;
   {
     KernelOptions options;
@@ -97,14 +128,15 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
     auto k = mb.kernel("gemm", options);
     Tensor x = k.tensor("x", spec.input, {Dim::dynamic(), Dim::fixed(spec.k)}, false, reach);
     Tensor w = k.tensor("w", spec.input, {Dim::fixed(spec.n), Dim::fixed(spec.k)}, false, reach);
-    std::optional<Tensor> out, partials, bias;
-    if (split)
+    std::optional<Tensor> out, partials;
+    Epilogue epilogue;
+    if (split) {
       partials = k.tensor("partials", DType::f32, {Dim::fixed(c.splitK), Dim::dynamic(), Dim::fixed(spec.n)}, true,
                           reach);
-    else
+    } else {
       out = k.tensor("out", spec.output, {Dim::dynamic(), Dim::fixed(spec.n)}, false, reach);
-    if (spec.bias && !split)
-      bias = k.tensor("bias", spec.output, {Dim::fixed(spec.n)}, true, reach);
+      epilogue = declareEpilogue(k);
+    }
     if (spec.vectorAligned) {
       const int64_t perVector = 16 / (bitWidth(spec.input) / 8);
       for (const Tensor *t : {&x, &w}) {
@@ -121,23 +153,21 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
     Value kBegin = programId(2) * int32_t(kPerSplit);
     Value kEnd = minimum(kBegin + int32_t(kPerSplit), int32_t(spec.k));
     Value kRange = arange(0, int32_t(c.blockK));
-    Value acc = forRange(kBegin, kEnd, int32_t(c.blockK), {zeros({c.blockM, c.blockN}, DType::f32)},
+    Value acc = forRange(kBegin, kEnd, int32_t(c.blockK), {zeros({c.blockM, c.blockN}, accumulator)},
                          [&](Value k0, const std::vector<Value> &sum) {
                            Value ks = (k0 + kRange).expand(0);
                            Value xTile = load(x, {rows.expand(1), ks});
                            Value wTile = load(w, {cols.expand(1), ks}).trans();
                            return std::vector<Value>{dot(xTile, wTile, sum[0])};
-                         })[0];
-    if (split) {
+                         })[0]
+                    .to(DType::f32);
+    if (split)
       store(*partials, {programId(2), rows.expand(1), cols.expand(0)}, acc);
-    } else {
-      if (bias)
-        acc = acc + load(*bias, {cols.expand(0)}).to(DType::f32);
-      store(*out, {rows.expand(1), cols.expand(0)}, acc.to(spec.output));
-    }
+    else
+      store(*out, {rows.expand(1), cols.expand(0)}, finish(epilogue, acc, rows.expand(1), cols.expand(0)));
   }
   if (split) {
-    // The partial sums of each row, in split order, plus the bias: one program per row.
+    // The partial sums of each row, in split order, then the epilogue: one program per row.
     const int64_t block = powerOfTwoAtLeast(std::min<int64_t>(spec.n, 2048));
     KernelOptions options;
     options.numWarps = rowWarps(block, DType::f32, spec.warpSize);
@@ -145,27 +175,51 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
     Tensor partials =
         k.tensor("partials", DType::f32, {Dim::fixed(c.splitK), Dim::dynamic(), Dim::fixed(spec.n)}, true, reach);
     Tensor out = k.tensor("out", spec.output, {Dim::dynamic(), Dim::fixed(spec.n)}, false, reach);
-    std::optional<Tensor> bias;
-    if (spec.bias)
-      bias = k.tensor("bias", spec.output, {Dim::fixed(spec.n)}, true, reach);
+    Epilogue epilogue = declareEpilogue(k);
     Value row = programId(0);
     Value columns = programId(1) * int32_t(block) + arange(0, int32_t(block));
     Value sum = zeros({block}, DType::f32);
     for (int64_t s = 0; s < c.splitK; ++s)
       sum = sum + load(partials, {constant(double(s), DType::i32), row, columns});
-    if (bias)
-      sum = sum + load(*bias, {columns}).to(DType::f32);
-    store(out, {row, columns}, sum.to(spec.output));
+    store(out, {row, columns}, finish(epilogue, sum, row + columns * 0, columns));
   }
   return mb.finish(error);
 }
 
-bool wavetile::ops::gemm_a16w16(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w,
-                                const TensorRef *bias, std::string *error, const std::optional<GemmConfig> &config) {
-  const std::string op = "gemm_a16w16";
+namespace {
+
+/// The scales of gemm_a8w8, flattened: x_scale [M] or [1], w_scale [N] or [1].
+struct GemmScales {
+  TensorRef x, w;
+};
+
+/// A scale of `count` elements (any shape of that many, contiguous) or of one, flattened.
+bool scaleOf(const ArgumentChecker &check, const std::string &op, const char *name, const TensorRef &t, int64_t count,
+             bool *perElement, TensorRef *flat, std::string *error) {
+  const int64_t numel = t.numel();
+  if (t.dtype != DType::f32)
+    return opError(error, op, std::string("'") + name + "' has dtype " + dsl::dtypeName(t.dtype) + "; expected f32");
+  if (numel != count && numel != 1)
+    return opError(error, op, std::string("'") + name + "' has " + std::to_string(numel) + " elements; expected " +
+                                  std::to_string(count) + " (one per " + (name[0] == 'x' ? "row" : "column") +
+                                  ") or 1 (per tensor)");
+  *perElement = numel == count && count != 1;
+  // Any shape of `numel` elements with unit stride where it matters: contiguous only.
+  int64_t expected = 1;
+  for (int64_t d = t.rank() - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != expected)
+      return opError(error, op, std::string("'") + name + "' must be contiguous");
+    expected *= t.shape[d];
+  }
+  *flat = {t.data, DType::f32, {numel}, {1}};
+  return check.vector(name, *flat, DType::f32, numel);
+}
+
+/// Checks what every GEMM op shares, picks the configuration and launches.
+bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRef &out, const TensorRef &x,
+             const TensorRef &w, const TensorRef *bias, const std::optional<GemmScales> &scales, std::string *error,
+             const std::optional<GemmConfig> &config) {
   ArgumentChecker check(op, error);
-  if (!check.rows("x", x, {DType::bf16, DType::f16}) || !check.rows("w", w, {x.dtype}))
-    return false;
   const int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
   if (w.shape[1] != k)
     return opError(error, op, "'w' is [N, K] = " + std::to_string(n) + " x " + std::to_string(w.shape[1]) +
@@ -175,7 +229,10 @@ bool wavetile::ops::gemm_a16w16(OpRuntime &rt, const TensorRef &out, const Tenso
                                   "; expected bf16, f16 or f32");
   if (!check.shaped("out", out, out.dtype, {m, n}) || (bias && !check.vector("bias", *bias, out.dtype, n)))
     return false;
-  GemmSpec spec{x.dtype, out.dtype, n, k, bias != nullptr};
+  spec.output = out.dtype;
+  spec.n = n;
+  spec.k = k;
+  spec.bias = bias != nullptr;
   if (config) {
     spec.config = *config;
   } else {
@@ -205,17 +262,22 @@ bool wavetile::ops::gemm_a16w16(OpRuntime &rt, const TensorRef &out, const Tenso
   std::vector<const TensorRef *> tensors{&out, &x, &w};
   if (bias)
     tensors.push_back(bias);
+  if (scales) {
+    tensors.push_back(&scales->x);
+    tensors.push_back(&scales->w);
+  }
   spec.within2GiB = within2GiB(tensors);
   const GemmConfig &c = spec.config;
   const uint32_t tilesM = uint32_t((m + c.blockM - 1) / c.blockM), tilesN = uint32_t((n + c.blockN - 1) / c.blockN);
   auto build = [&](std::string *e) { return buildGemm(spec, e); };
   NamedArgs args;
-  args.tensor("x", x).tensor("w", w);
+  args.tensor("x", x).tensor("w", w).tensor("out", out);
   if (bias)
     args.tensor("bias", *bias);
+  if (scales)
+    args.tensor("x_scale", scales->x).tensor("w_scale", scales->w);
   std::string launchError;
   if (c.splitK == 1) {
-    args.tensor("out", out);
     if (!rt.launch(spec.key(), build, "gemm", {tilesM, tilesN, 1}, args, &launchError))
       return opError(error, op, launchError);
     return true;
@@ -223,12 +285,37 @@ bool wavetile::ops::gemm_a16w16(OpRuntime &rt, const TensorRef &out, const Tenso
   TensorRef workspace = rt.workspace(size_t(c.splitK * m * n) * sizeof(float), &launchError);
   if (!workspace.data)
     return opError(error, op, launchError);
-  TensorRef partials = TensorRef::contiguous(workspace.data, DType::f32, {c.splitK, m, n});
-  args.tensor("partials", partials).tensor("out", out);
+  args.tensor("partials", TensorRef::contiguous(workspace.data, DType::f32, {c.splitK, m, n}));
   const int64_t block = powerOfTwoAtLeast(std::min<int64_t>(n, 2048));
   if (!rt.launch(spec.key(), build, "gemm", {tilesM, tilesN, uint32_t(c.splitK)}, args, &launchError) ||
       !rt.launch(spec.key(), build, "gemm_reduce", {uint32_t(m), uint32_t((n + block - 1) / block), 1}, args,
                  &launchError))
     return opError(error, op, launchError);
   return true;
+}
+
+} // namespace
+
+bool wavetile::ops::gemm_a16w16(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w,
+                                const TensorRef *bias, std::string *error, const std::optional<GemmConfig> &config) {
+  ArgumentChecker check("gemm_a16w16", error);
+  if (!check.rows("x", x, {DType::bf16, DType::f16}) || !check.rows("w", w, {x.dtype}))
+    return false;
+  return runGemm(rt, "gemm_a16w16", GemmSpec{x.dtype, out.dtype, 0, 0}, out, x, w, bias, std::nullopt, error, config);
+}
+
+bool wavetile::ops::gemm_a8w8(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w,
+                              const TensorRef &xScale, const TensorRef &wScale, const TensorRef *bias,
+                              std::string *error, const std::optional<GemmConfig> &config) {
+  const std::string op = "gemm_a8w8";
+  ArgumentChecker check(op, error);
+  if (!check.rows("x", x, {DType::f8E4M3FN, DType::f8E4M3FNUZ, DType::i8}) || !check.rows("w", w, {x.dtype}))
+    return false;
+  GemmSpec spec{x.dtype, out.dtype, 0, 0};
+  spec.scaled = true;
+  GemmScales scales;
+  if (!scaleOf(check, op, "x_scale", xScale, x.shape[0], &spec.xScalePerRow, &scales.x, error) ||
+      !scaleOf(check, op, "w_scale", wScale, w.shape[0], &spec.wScalePerColumn, &scales.w, error))
+    return false;
+  return runGemm(rt, op, spec, out, x, w, bias, scales, error, config);
 }

@@ -436,3 +436,13 @@ def test_gemm_a16w16(m, n, k, split):
     assert np.all(np.abs(y - expected) <= 2e-5 * magnitude + 1e-6)
     with pytest.raises(ops.OpError, match="but 'x' has K"):
         ops.gemm_a16w16(xs, ws[:, :k - 1].copy(), dtype=np.float32)
+
+
+def test_gemm_a8w8_int8():
+    rng = _rng(8, 8)
+    x = rng.integers(-128, 128, (5, 96)).astype(np.int8)
+    w = rng.integers(-128, 128, (40, 96)).astype(np.int8)
+    xs, ws = rng.uniform(0.01, 0.1, (5, 1)).astype(np.float32), rng.uniform(0.01, 0.1, (1, 40)).astype(np.float32)
+    y = ops.gemm_a8w8(x, w, xs, ws)
+    expected = (x.astype(np.float64) @ w.astype(np.float64).T) * xs * ws
+    np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)

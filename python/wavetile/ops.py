@@ -63,6 +63,16 @@ def _empty_like(t):
     return numpy.empty_like(t)
 
 
+def _empty(like, shape, dtype, zeroed=False):
+    """A new [shape] tensor on `like`'s device (torch) or a numpy array; `dtype` is a
+    function of the module (torch or numpy) giving the element type."""
+    if hasattr(like, "data_ptr"):
+        torch = sys.modules["torch"]
+        return (torch.zeros if zeroed else torch.empty)(shape, dtype=dtype(torch), device=like.device)
+    import numpy
+    return (numpy.zeros if zeroed else numpy.empty)(shape, dtype=dtype(numpy))
+
+
 def rmsnorm2d_fwd(input, weight, epsilon, use_model_sensitive_rmsnorm=0):
     """RMSNorm of each row of `input` [M, N]: x * rsqrt(mean(x^2) + epsilon) * weight."""
     out = _empty_like(input)
@@ -165,14 +175,8 @@ def per_1x32_f4_quant(input, shuffle=False, round_mode=1):
     m, n = input.shape
     groups = (n + 31) // 32
     shape = (shuffled_scale_rows(m), shuffled_scale_columns(groups)) if shuffle else (m, groups)
-    if hasattr(input, "data_ptr"):
-        torch = sys.modules["torch"]
-        out = torch.empty((m, n // 2), dtype=torch.uint8, device=input.device)
-        scales = torch.zeros(shape, dtype=torch.uint8, device=input.device)
-    else:
-        import numpy
-        out = numpy.empty((m, n // 2), dtype=numpy.uint8)
-        scales = numpy.zeros(shape, dtype=numpy.uint8)
+    out = _empty(input, (m, n // 2), lambda mod: mod.uint8)
+    scales = _empty(input, shape, lambda mod: mod.uint8, zeroed=True)  # shuffled: padding rows stay 0
     dynamic_per_group_scaled_quant(out, input, scales, 32, shuffle, round_mode)
     return out, scales
 
@@ -208,12 +212,7 @@ def dequant(input, scales, dtype=None, out=None):
     packed = str(input.dtype) in ("uint8", "torch.uint8", "torch.float4_e2m1fn_x2")
     m, n = input.shape[0], input.shape[1] * (2 if packed else 1)
     if out is None:
-        if hasattr(input, "data_ptr"):
-            torch = sys.modules["torch"]
-            out = torch.empty((m, n), dtype=dtype or torch.float32, device=input.device)
-        else:
-            import numpy
-            out = numpy.empty((m, n), dtype=dtype or numpy.float32)
+        out = _empty(input, (m, n), lambda mod: dtype or mod.float32)
     runtime, stream = _runtime(out, input, scales)
     if packed:
         q, s = _mx(input, scales)
@@ -314,12 +313,21 @@ def gemm_a16w16(x, w, bias=None, dtype=None, out=None, config=None):
     block_k, stages, warps, split_k) overrides the default for the shape."""
     m, n = x.shape[0], w.shape[0]
     if out is None:
-        if hasattr(x, "data_ptr"):
-            out = sys.modules["torch"].empty((m, n), dtype=dtype or x.dtype, device=x.device)
-        else:
-            import numpy
-            out = numpy.empty((m, n), dtype=dtype or x.dtype)
+        out = _empty(x, (m, n), lambda mod: dtype or x.dtype)
     runtime, stream = _runtime(out, x, w, *([] if bias is None else [bias]))
     _C.gemm_a16w16(runtime, stream, _tensor(out), _tensor(x), _tensor(w), None if bias is None else _tensor(bias),
                    None if config is None else list(config))
+    return out
+
+
+def gemm_a8w8(x, w, x_scale, w_scale, bias=None, dtype=None, out=None):
+    """Y = (x·wᵀ)·x_scale·w_scale (+ bias): x [M, K], w [N, K] fp8 (e4m3fn/fnuz) or int8,
+    x_scale f32 [M, 1] or one, w_scale f32 [1, N] or one; out [M, N] bf16 (default), f16 or
+    float32."""
+    m, n = x.shape[0], w.shape[0]
+    if out is None:  # bf16 by default; numpy has none: float32
+        out = _empty(x, (m, n), lambda mod: dtype or getattr(mod, "bfloat16", mod.float32))
+    runtime, stream = _runtime(out, x, w, x_scale, w_scale, *([] if bias is None else [bias]))
+    _C.gemm_a8w8(runtime, stream, _tensor(out), _tensor(x), _tensor(w), _tensor(x_scale), _tensor(w_scale),
+                 None if bias is None else _tensor(bias))
     return out

@@ -207,3 +207,123 @@ TEST(GemmTuner, AMalformedTableIsReportedByTheOp) {
 }
 
 } // namespace
+
+namespace {
+
+/// fp8 e4m3 code values (bias 7 with the OCP NaN, or fnuz's bias 8 with 0x80 NaN).
+double e4m3(uint8_t code, bool fnuz) {
+  int exponent = (code >> 3) & 15, mantissa = code & 7;
+  double magnitude = exponent == 0 ? std::ldexp(mantissa / 8.0, fnuz ? -7 : -6)
+                                   : std::ldexp(1 + mantissa / 8.0, exponent - (fnuz ? 8 : 7));
+  return (code & 0x80) ? -magnitude : magnitude;
+}
+
+struct ScaledCase {
+  DType in, out;
+  int64_t m, n, k;
+  bool perToken, perChannel, bias;
+  int64_t split;
+};
+
+class GemmA8W8Test : public ::testing::TestWithParam<ScaledCase> {};
+
+TEST_P(GemmA8W8Test, MatchesDoubleReference) {
+  const ScaledCase c = GetParam();
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::mt19937_64 rng = wavetile::test::freshGenerator();
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> scale(0.001f, 0.1f);
+  const bool fnuz = c.in == DType::f8E4M3FNUZ;
+  // Codes without NaNs (fn: S.1111.111; fnuz: 0x80).
+  auto code = [&] {
+    for (;;) {
+      uint8_t b = uint8_t(byte(rng));
+      if (c.in == DType::i8 || (fnuz ? b != 0x80 : (b & 0x7f) != 0x7f))
+        return b;
+    }
+  };
+  auto value = [&](uint8_t b) { return c.in == DType::i8 ? double(int8_t(b)) : e4m3(b, fnuz); };
+  std::vector<uint8_t> x(c.m * c.k), w(c.n * c.k);
+  for (auto &b : x)
+    b = code();
+  for (auto &b : w)
+    b = code();
+  std::vector<float> xs(c.perToken ? c.m : 1), ws(c.perChannel ? c.n : 1);
+  for (float &s : xs)
+    s = scale(rng);
+  for (float &s : ws)
+    s = scale(rng);
+  HostBuffer bias(c.out, c.n), out(c.out, c.m * c.n);
+  for (int64_t i = 0; i < c.n; ++i)
+    bias.set(i, scale(rng) * 10);
+  out.poison();
+  TensorRef b = TensorRef::contiguous(bias.data(), c.out, {c.n});
+  std::optional<GemmConfig> config;
+  if (c.split > 1)
+    config = GemmConfig{16, 32, 32, 2, 4, c.split};
+  ASSERT_TRUE(gemm_a8w8(*host.runtime, TensorRef::contiguous(out.data(), c.out, {c.m, c.n}),
+                        TensorRef::contiguous(x.data(), c.in, {c.m, c.k}),
+                        TensorRef::contiguous(w.data(), c.in, {c.n, c.k}),
+                        TensorRef::contiguous(xs.data(), DType::f32, c.perToken ? std::vector<int64_t>{c.m, 1}
+                                                                                : std::vector<int64_t>{1}),
+                        TensorRef::contiguous(ws.data(), DType::f32, c.perChannel ? std::vector<int64_t>{1, c.n}
+                                                                                  : std::vector<int64_t>{1}),
+                        c.bias ? &b : nullptr, &error, config))
+      << error;
+  int64_t bad = 0;
+  for (int64_t r = 0; r < c.m; ++r)
+    for (int64_t col = 0; col < c.n; ++col) {
+      double sum = 0, magnitude = 0;
+      for (int64_t i = 0; i < c.k; ++i) {
+        double p = value(x[r * c.k + i]) * value(w[col * c.k + i]);
+        sum += p;
+        magnitude += std::abs(p);
+      }
+      double s = double(xs[c.perToken ? r : 0]) * double(ws[c.perChannel ? col : 0]);
+      double ref = sum * s + (c.bias ? double(bias.get(col)) : 0.0);
+      double tolerance = out.ulp() * std::abs(ref) + 2e-5 * magnitude * s + 1e-6;
+      double got = out.get(r * c.n + col);
+      if (!(std::abs(got - ref) <= tolerance) && bad++ < 5)
+        ADD_FAILURE() << "out[" << r << ", " << col << "] = " << got << ", expected " << ref << " ± " << tolerance;
+    }
+  EXPECT_EQ(bad, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Host, GemmA8W8Test,
+    ::testing::Values(ScaledCase{DType::i8, DType::bf16, 3, 100, 130, true, true, true, 1},
+                      ScaledCase{DType::f8E4M3FN, DType::bf16, 17, 70, 96, true, true, false, 1},
+                      ScaledCase{DType::f8E4M3FNUZ, DType::f32, 2, 64, 200, false, false, true, 1},
+                      ScaledCase{DType::i8, DType::f16, 130, 33, 64, false, true, false, 1},
+                      ScaledCase{DType::f8E4M3FN, DType::f32, 5, 40, 500, true, false, true, 3}),
+    [](const auto &info) {
+      const ScaledCase &c = info.param;
+      return std::string(dsl::dtypeName(c.in)) + "_to_" + dsl::dtypeName(c.out) + "_" + std::to_string(c.m) + "x" +
+             std::to_string(c.n) + "x" + std::to_string(c.k) + (c.perToken ? "_token" : "_tensor") +
+             (c.perChannel ? "_channel" : "") + (c.bias ? "_bias" : "") + "_split" + std::to_string(c.split);
+    });
+
+TEST(GemmA8W8Op, RefusesBadScales) {
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::vector<float> a(256);
+  std::vector<int8_t> q(256);
+  TensorRef x = TensorRef::contiguous(q.data(), DType::i8, {4, 32}), w = TensorRef::contiguous(q.data(), DType::i8, {8, 32});
+  TensorRef out = TensorRef::contiguous(a.data(), DType::f32, {4, 8});
+  auto refuses = [&](bool ok, const std::string &says) { wavetile::test::expectRefused(ok, error, says); };
+  refuses(gemm_a8w8(*host.runtime, out, x, w, TensorRef::contiguous(a.data(), DType::f32, {3}),
+                    TensorRef::contiguous(a.data(), DType::f32, {8}), nullptr, &error),
+          "'x_scale' has 3 elements; expected 4 (one per row) or 1 (per tensor)");
+  refuses(gemm_a8w8(*host.runtime, out, x, TensorRef::contiguous(q.data(), DType::f8E4M3FN, {8, 32}),
+                    TensorRef::contiguous(a.data(), DType::f32, {4}), TensorRef::contiguous(a.data(), DType::f32, {8}),
+                    nullptr, &error),
+          "'w' has dtype f8E4M3FN; expected one of i8");
+  refuses(gemm_a8w8(*host.runtime, out, x, w, TensorRef::contiguous(a.data(), DType::f32, {4}),
+                    TensorRef::contiguous(a.data(), DType::bf16, {8}), nullptr, &error),
+          "'w_scale' has dtype bf16; expected f32");
+}
+
+} // namespace

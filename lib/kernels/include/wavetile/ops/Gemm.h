@@ -43,10 +43,21 @@ std::optional<GemmConfig> gemmConfigOf(const TunedRow &row, std::string *error);
 bool gemm_a16w16(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w, const TensorRef *bias,
                  std::string *error, const std::optional<GemmConfig> &config = std::nullopt);
 
+/// Y = (Xq · Wqᵀ) · x_scale · w_scale (+ bias): x, w f8E4M3FN, f8E4M3FNUZ or i8 (one
+/// dtype); x_scale f32 of M elements ([M] or [M, 1], per token) or 1, w_scale of N ([N],
+/// [1, N]) or 1; out bf16, f16 or f32, bias [N] in out's dtype. Products accumulate exactly
+/// in i32 (int8) or in f32 (fp8); the sum is converted to f32, then multiplied by x_scale,
+/// then by w_scale, then the bias added, and rounded once.
+bool gemm_a8w8(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w, const TensorRef &xScale,
+               const TensorRef &wScale, const TensorRef *bias, std::string *error,
+               const std::optional<GemmConfig> &config = std::nullopt);
+
 struct GemmSpec {
-  DType input, output;
+  DType input, output; // input bf16/f16, or (scaled) fp8 / i8
   int64_t n, k;
   bool bias = false;
+  bool scaled = false;                                  // gemm_a8w8: x_scale, w_scale
+  bool xScalePerRow = false, wScalePerColumn = false; // else one scale for the tensor
   GemmConfig config;
   int64_t warpSize = 32;
   bool vectorAligned = false, within2GiB = true;
