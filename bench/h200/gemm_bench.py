@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""The GEMM family (wavetile.ops.gemm_a16w16, gemm_a8w8) on an NVIDIA GPU against cuBLAS
+(torch.matmul), torch._scaled_mm (fp8) and a Triton GEMM written here, interleaved in one
+process (issue 6's benchmark). Numerics first (against an fp32 torch product), then device
+time per call (CUDA-graph replays, bench/h200/ops_bench.py's method). Decode shapes use
+Llama-3-70B and DeepSeek-V3 layer sizes. With WAVETILE_TUNED_DIR set, gemm_a16w16 reads the
+tables `wavetile tune` wrote there.
+
+Run by bench/h200/python.sh bench/h200/gemm_bench.py (carry dist/python).
+"""
+import os
+import sys
+import tempfile
+
+os.environ.setdefault("WAVETILE_CACHE_DIR", tempfile.mkdtemp(prefix="wavetile-cache-"))
+sys.path.insert(0, os.path.dirname(__file__))
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+import ops_bench as b  # noqa: E402  (graph_time, report)
+
+ops = b.ops
+# (N, K) of Llama-3-70B (qkv, o, gate+up, down) and DeepSeek-V3 (q_b, o, shared expert)
+DECODE_NK = [(10240, 8192), (8192, 8192), (57344, 8192), (8192, 28672), (24576, 1536), (7168, 16384), (4096, 7168)]
+DECODE_M = [1, 16, 32, 64]
+LARGE = [(4096, 4096, 4096), (8192, 8192, 8192)]
+
+
+@triton.autotune(configs=[triton.Config({"BM": bm, "BN": bn, "BK": bk}, num_stages=s, num_warps=w)
+                          for bm, bn, bk, s, w in [(16, 64, 128, 4, 4), (32, 64, 128, 4, 4), (64, 64, 64, 4, 4),
+                                                   (128, 128, 64, 3, 8), (128, 256, 64, 3, 8)]],
+                 key=["M", "N", "K"])
+@triton.jit
+def _triton_gemm(x, w, out, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    rows = pm * BM + tl.arange(0, BM)
+    cols = pn * BN + tl.arange(0, BN)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        ks = k0 + tl.arange(0, BK)
+        a = tl.load(x + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+        bt = tl.load(w + cols[None, :] * K + ks[:, None], mask=(cols[None, :] < N) & (ks[:, None] < K), other=0.0)
+        acc = tl.dot(a, bt, acc)
+    tl.store(out + rows[:, None] * N + cols[None, :], acc.to(out.dtype.element_ty),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+def triton_gemm(x, w):
+    m, k = x.shape
+    n = w.shape[0]
+    out = torch.empty(m, n, device=x.device, dtype=x.dtype)
+    _triton_gemm[lambda meta: (triton.cdiv(m, meta["BM"]), triton.cdiv(n, meta["BN"]))](x, w, out, m, n, k)
+    return out
+
+
+def bf16_case(m, n, k, g):
+    return (torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g),
+            torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g) / k ** 0.5)
+
+
+def check(name, got, ref, tolerance):
+    err = ((got.float() - ref).abs() / ref.abs().clamp(min=1.0)).max().item()
+    ok = err <= tolerance and not got.isnan().any().item()
+    b.failures += not ok
+    return err, ok
+
+
+def bench_bf16(shapes):
+    b.report("## gemm_a16w16 (bf16 → bf16), Y = X·Wᵀ")
+    b.report("")
+    b.report("| M | N | K | wavetile µs | TFLOP/s | cuBLAS µs | Triton µs | vs cuBLAS | vs Triton | max rel err |")
+    b.report("|---|---|---|---|---|---|---|---|---|---|")
+    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    impls = {"wavetile": lambda x, w: ops.gemm_a16w16(x, w), "cublas": lambda x, w: x @ w.t(),
+             "triton": triton_gemm}
+    for m, n, k in shapes:
+        batches = [bf16_case(m, n, k, g) for _ in range(2 if m * k + n * k > (16 << 20) else 8)]
+        x, w = batches[0]
+        err, ok = check("gemm_a16w16", impls["wavetile"](x, w), x.float() @ w.float().t(), 2e-2)
+        t = {name: b.graph_time(fn, batches) for name, fn in impls.items()}
+        b.results.append({"op": "gemm_a16w16", "M": m, "N": n, "K": k, **{f"{q}_us": v for q, v in t.items()},
+                          "max_rel_err": err, "ok": ok})
+        b.report(f"| {m} | {n} | {k} | {t['wavetile']:.2f} | {2 * m * n * k / t['wavetile'] / 1e6:.1f} | "
+                 f"{t['cublas']:.2f} | {t['triton']:.2f} | {t['cublas'] / t['wavetile']:.2f} | "
+                 f"{t['triton'] / t['wavetile']:.2f} | {err:.1e}{'' if ok else ' FAIL'} |")
+    b.report("")
+
+
+def bench_fp8(shapes):
+    b.report("## gemm_a8w8 (fp8 e4m3fn, per-token × per-channel scales → bf16)")
+    b.report("")
+    b.report("| M | N | K | wavetile µs | _scaled_mm µs | vs _scaled_mm | max rel err |")
+    b.report("|---|---|---|---|---|---|---|")
+    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    for m, n, k in shapes:
+        x = (torch.randn(m, k, device="cuda", generator=g) * 2).to(torch.float8_e4m3fn)
+        w = (torch.randn(n, k, device="cuda", generator=g) * 2).to(torch.float8_e4m3fn)
+        xs = torch.rand(m, 1, device="cuda", generator=g) / 100 + 1e-3
+        ws = torch.rand(1, n, device="cuda", generator=g) / 100 + 1e-3
+        ours = lambda: ops.gemm_a8w8(x, w, xs, ws)  # noqa: E731
+        theirs = lambda: torch._scaled_mm(x, w.t(), scale_a=xs, scale_b=ws, out_dtype=torch.bfloat16)  # noqa: E731
+        ref = (x.float() @ w.float().t()) * xs * ws
+        err, ok = check("gemm_a8w8", ours(), ref, 2e-2)
+        t_ours = b.graph_time(lambda: ours(), [()])
+        t_theirs = b.graph_time(lambda: theirs(), [()])
+        b.results.append({"op": "gemm_a8w8", "M": m, "N": n, "K": k, "wavetile_us": t_ours,
+                          "scaled_mm_us": t_theirs, "max_rel_err": err, "ok": ok})
+        b.report(f"| {m} | {n} | {k} | {t_ours:.2f} | {t_theirs:.2f} | {t_theirs / t_ours:.2f} | "
+                 f"{err:.1e}{'' if ok else ' FAIL'} |")
+    b.report("")
+
+
+def main():
+    props = torch.cuda.get_device_properties(0)
+    b.report(f"# GEMM family on {props.name} ({props.multi_processor_count} SMs)")
+    b.report("")
+    b.report(f"torch {torch.__version__}, triton {triton.__version__}, tuned tables: "
+             f"{os.environ.get('WAVETILE_TUNED_DIR', '(none)')}")
+    b.report("")
+    decode = [(m, n, k) for n, k in DECODE_NK for m in DECODE_M]
+    which = os.environ.get("GEMMS", "bf16,fp8").split(",")
+    if "bf16" in which:
+        bench_bf16(decode + LARGE)
+    if "fp8" in which:
+        bench_fp8(decode + LARGE)
+    b.report(f"numerics: {len([r for r in b.results if 'ok' in r]) - b.failures} passed, {b.failures} failed")
+    with open(os.path.join(b.OUT, "gemm_bench.md"), "w") as f:
+        f.write("\n".join(b.lines) + "\n")
+    return 1 if b.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
