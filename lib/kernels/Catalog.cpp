@@ -27,6 +27,7 @@ const char *wavetile::ops::opCatalogHelp() {
          "dequant:DTYPE:N:in=f8E4M3FN|f8E4M3FNUZ|i8|f4E2M1FN[:token|:tensor|:group=G][:a16] (DTYPE the output), "
          "gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..][:a16], "
          "gemm_a8w8:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ|i8[:token][:channel][:bias][:bm=..]...[:a16], "
+         "gemm_a8w8_blockscale:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ[:bm=..]...[:a16], "
          "rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]"
          "[:nope_first][:pos=i32|i64][:a16] (D the head size, F the tables' width) (DTYPE f32, f16 or bf16; a16: "
          "16-byte aligned pointers and rows)";
@@ -144,12 +145,15 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     quant.warpSize = OpRuntime::warpSizeOf(target);
     if (flags.empty())
       return buildQuant(quant, error);
-  } else if (parts[0] == "gemm_a16w16" || parts[0] == "gemm_a8w8") {
+  } else if (parts[0] == "gemm_a16w16" || parts[0] == "gemm_a8w8" || parts[0] == "gemm_a8w8_blockscale") {
     // gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..][:a16]
     // gemm_a8w8:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ|i8[:token][:channel][:bias][:bm=..]...[:a16]
-    const bool scaled = parts[0] == "gemm_a8w8";
+    const bool scaled = parts[0] != "gemm_a16w16";
     GemmSpec gemm{*dtype, *dtype, 0, hidden};
-    gemm.scaled = scaled;
+    gemm.scaled = parts[0] == "gemm_a8w8";
+    gemm.blockScaled = parts[0] == "gemm_a8w8_blockscale";
+    if (gemm.blockScaled)
+      gemm.config.blockK = 128;
     if (scaled) {
       gemm.input = DType::f8E4M3FN;
       gemm.xScalePerRow = takeFlag("token");

@@ -82,6 +82,7 @@ std::string GemmSpec::key() const {
          (scaled ? std::string("/scales_") + (xScalePerRow ? "token" : "tensor") + "_" +
                        (wScalePerColumn ? "channel" : "tensor")
                  : "") +
+         (blockScaled ? "/blockscale" : "") +
          "/" + config.key() + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") +
          (within2GiB ? "" : "/far");
 }
@@ -153,12 +154,26 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
     Value kBegin = programId(2) * int32_t(kPerSplit);
     Value kEnd = minimum(kBegin + int32_t(kPerSplit), int32_t(spec.k));
     Value kRange = arange(0, int32_t(c.blockK));
+    std::optional<Tensor> xBlockScale, wBlockScale;
+    if (spec.blockScaled) {
+      const int64_t kBlocks = (spec.k + 127) / 128;
+      xBlockScale = k.tensor("x_scale", DType::f32, {Dim::dynamic(), Dim::fixed(kBlocks)}, false, reach);
+      wBlockScale = k.tensor("w_scale", DType::f32, {Dim::fixed((spec.n + 127) / 128), Dim::fixed(kBlocks)}, false,
+                             reach);
+    }
     Value acc = forRange(kBegin, kEnd, int32_t(c.blockK), {zeros({c.blockM, c.blockN}, accumulator)},
                          [&](Value k0, const std::vector<Value> &sum) {
                            Value ks = (k0 + kRange).expand(0);
                            Value xTile = load(x, {rows.expand(1), ks});
                            Value wTile = load(w, {cols.expand(1), ks}).trans();
-                           return std::vector<Value>{dot(xTile, wTile, sum[0])};
+                           if (!spec.blockScaled)
+                             return std::vector<Value>{dot(xTile, wTile, sum[0])};
+                           // One 128-column block per step: its sum scaled into the total.
+                           Value block = dot(xTile, wTile, zeros({c.blockM, c.blockN}, DType::f32));
+                           Value kb = k0 / 128;
+                           Value sx = load(*xBlockScale, {rows.expand(1), kb});
+                           Value sw = load(*wBlockScale, {(cols / 128).expand(0), kb});
+                           return std::vector<Value>{sum[0] + block * sx * sw};
                          })[0]
                     .to(DType::f32);
     if (split)
@@ -253,6 +268,8 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
       spec.config = defaultGemmConfig(m, n, k, multiprocessors > 0 ? multiprocessors : 132);
     }
   }
+  if (spec.blockScaled)
+    spec.config.blockK = 128; // a K step is a scale block
   if (std::string problem = spec.config.problem(); !problem.empty())
     return opError(error, op, problem);
   if (m == 0)
@@ -318,4 +335,20 @@ bool wavetile::ops::gemm_a8w8(OpRuntime &rt, const TensorRef &out, const TensorR
       !scaleOf(check, op, "w_scale", wScale, w.shape[0], &spec.wScalePerColumn, &scales.w, error))
     return false;
   return runGemm(rt, op, spec, out, x, w, bias, scales, error, config);
+}
+
+bool wavetile::ops::gemm_a8w8_blockscale(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w,
+                                         const TensorRef &xScale, const TensorRef &wScale, std::string *error,
+                                         const std::optional<GemmConfig> &config) {
+  const std::string op = "gemm_a8w8_blockscale";
+  ArgumentChecker check(op, error);
+  if (!check.rows("x", x, {DType::f8E4M3FN, DType::f8E4M3FNUZ}) || !check.rows("w", w, {x.dtype}))
+    return false;
+  const int64_t m = x.shape[0], n = w.shape[0], blocks = (x.shape[1] + 127) / 128;
+  if (!check.shaped("x_scale", xScale, DType::f32, {m, blocks}) ||
+      !check.shaped("w_scale", wScale, DType::f32, {(n + 127) / 128, blocks}))
+    return false;
+  GemmSpec spec{x.dtype, out.dtype, 0, 0};
+  spec.blockScaled = true;
+  return runGemm(rt, op, spec, out, x, w, nullptr, GemmScales{xScale, wScale}, error, config);
 }

@@ -175,6 +175,12 @@ void bindOps(py::module_ &m) {
                        bias ? &b : nullptr, e);
     });
   });
+  m.def("gemm_a8w8_blockscale", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &x,
+                                   const PyTensor &w, const PyTensor &xScale, const PyTensor &wScale) {
+    run(rt, stream, [&](OpRuntime &r, std::string *e) {
+      return gemm_a8w8_blockscale(r, tensorOf(out), tensorOf(x), tensorOf(w), tensorOf(xScale), tensorOf(wScale), e);
+    });
+  });
   m.def("dequant", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input,
                       const PyTensor &scales) {
     run(rt, stream,

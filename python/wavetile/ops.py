@@ -331,3 +331,13 @@ def gemm_a8w8(x, w, x_scale, w_scale, bias=None, dtype=None, out=None):
     _C.gemm_a8w8(runtime, stream, _tensor(out), _tensor(x), _tensor(w), _tensor(x_scale), _tensor(w_scale),
                  None if bias is None else _tensor(bias))
     return out
+
+
+def gemm_a8w8_blockscale(x, w, x_scale, w_scale, dtype=None, out=None):
+    """DeepSeek-style block scales: x [M, K], w [N, K] fp8; x_scale f32 [M, ceil(K/128)],
+    w_scale f32 [ceil(N/128), ceil(K/128)]; out [M, N] bf16 (default), f16 or float32."""
+    if out is None:  # bf16 by default; numpy has none: float32
+        out = _empty(x, (x.shape[0], w.shape[0]), lambda mod: dtype or getattr(mod, "bfloat16", mod.float32))
+    runtime, stream = _runtime(out, x, w, x_scale, w_scale)
+    _C.gemm_a8w8_blockscale(runtime, stream, _tensor(out), _tensor(x), _tensor(w), _tensor(x_scale), _tensor(w_scale))
+    return out

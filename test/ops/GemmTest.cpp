@@ -327,3 +327,101 @@ TEST(GemmA8W8Op, RefusesBadScales) {
 }
 
 } // namespace
+
+namespace {
+
+struct BlockCase {
+  DType in, out;
+  int64_t m, n, k, split;
+};
+
+class GemmBlockScaleTest : public ::testing::TestWithParam<BlockCase> {};
+
+TEST_P(GemmBlockScaleTest, MatchesDoubleReference) {
+  const BlockCase c = GetParam();
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::mt19937_64 rng = wavetile::test::freshGenerator();
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> scale(0.001f, 0.1f);
+  const bool fnuz = c.in == DType::f8E4M3FNUZ;
+  auto code = [&] {
+    for (;;) {
+      uint8_t b = uint8_t(byte(rng));
+      if (fnuz ? b != 0x80 : (b & 0x7f) != 0x7f)
+        return b;
+    }
+  };
+  const int64_t kb = (c.k + 127) / 128, nb = (c.n + 127) / 128;
+  std::vector<uint8_t> x(c.m * c.k), w(c.n * c.k);
+  for (auto &b : x)
+    b = code();
+  for (auto &b : w)
+    b = code();
+  std::vector<float> xs(c.m * kb), ws(nb * kb);
+  for (float &s : xs)
+    s = scale(rng);
+  for (float &s : ws)
+    s = scale(rng);
+  HostBuffer out(c.out, c.m * c.n);
+  out.poison();
+  std::optional<GemmConfig> config;
+  if (c.split > 1)
+    config = GemmConfig{16, 32, 128, 2, 4, c.split};
+  ASSERT_TRUE(gemm_a8w8_blockscale(*host.runtime, TensorRef::contiguous(out.data(), c.out, {c.m, c.n}),
+                                   TensorRef::contiguous(x.data(), c.in, {c.m, c.k}),
+                                   TensorRef::contiguous(w.data(), c.in, {c.n, c.k}),
+                                   TensorRef::contiguous(xs.data(), DType::f32, {c.m, kb}),
+                                   TensorRef::contiguous(ws.data(), DType::f32, {nb, kb}), &error, config))
+      << error;
+  int64_t bad = 0;
+  for (int64_t r = 0; r < c.m; ++r)
+    for (int64_t col = 0; col < c.n; ++col) {
+      double ref = 0, magnitude = 0;
+      for (int64_t b = 0; b < kb; ++b) {
+        double block = 0, size = 0;
+        for (int64_t i = b * 128; i < std::min(c.k, (b + 1) * 128); ++i) {
+          double p = e4m3(x[r * c.k + i], fnuz) * e4m3(w[col * c.k + i], fnuz);
+          block += p;
+          size += std::abs(p);
+        }
+        double s = double(xs[r * kb + b]) * double(ws[(col / 128) * kb + b]);
+        ref += block * s;
+        magnitude += size * s;
+      }
+      double tolerance = out.ulp() * std::abs(ref) + 2e-5 * magnitude + 1e-6;
+      double got = out.get(r * c.n + col);
+      if (!(std::abs(got - ref) <= tolerance) && bad++ < 5)
+        ADD_FAILURE() << "out[" << r << ", " << col << "] = " << got << ", expected " << ref << " ± " << tolerance;
+    }
+  EXPECT_EQ(bad, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Host, GemmBlockScaleTest,
+                         ::testing::Values(BlockCase{DType::f8E4M3FN, DType::bf16, 5, 200, 300, 1},
+                                           BlockCase{DType::f8E4M3FNUZ, DType::f32, 3, 130, 512, 2},
+                                           BlockCase{DType::f8E4M3FN, DType::f16, 70, 64, 128, 1}),
+                         [](const auto &info) {
+                           const BlockCase &c = info.param;
+                           return std::string(dsl::dtypeName(c.in)) + "_to_" + dsl::dtypeName(c.out) + "_" +
+                                  std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
+                                  "_split" + std::to_string(c.split);
+                         });
+
+TEST(GemmBlockScaleOp, RefusesMisshapenScales) {
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::vector<float> a(1024);
+  std::vector<uint8_t> q(4096);
+  wavetile::test::expectRefused(
+      gemm_a8w8_blockscale(*host.runtime, TensorRef::contiguous(a.data(), DType::f32, {4, 8}),
+                           TensorRef::contiguous(q.data(), DType::f8E4M3FN, {4, 256}),
+                           TensorRef::contiguous(q.data(), DType::f8E4M3FN, {8, 256}),
+                           TensorRef::contiguous(a.data(), DType::f32, {4, 1}),
+                           TensorRef::contiguous(a.data(), DType::f32, {1, 2}), &error),
+      error, "'x_scale' has shape [4, 1]; expected [4, 2]");
+}
+
+} // namespace

@@ -52,11 +52,22 @@ bool gemm_a8w8(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const Te
                const TensorRef &wScale, const TensorRef *bias, std::string *error,
                const std::optional<GemmConfig> &config = std::nullopt);
 
+/// DeepSeek-style block scales: x, w fp8 (e4m3fn or e4m3fnuz), x_scale f32 [M, ceil(K/128)]
+/// (one per row and 128 columns), w_scale f32 [ceil(N/128), ceil(K/128)] (one per 128×128
+/// block of W), both row-major; out bf16, f16 or f32:
+///   Y[m, n] = Σ_b (Σ_{k in block b} x[m, k]·w[n, k]) · x_scale[m, b] · w_scale[n/128, b]
+/// Each block's products sum in f32, are scaled (x first) and added to an f32 total. K steps
+/// are the 128-column blocks (blockK 128).
+bool gemm_a8w8_blockscale(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w,
+                          const TensorRef &xScale, const TensorRef &wScale, std::string *error,
+                          const std::optional<GemmConfig> &config = std::nullopt);
+
 struct GemmSpec {
   DType input, output; // input bf16/f16, or (scaled) fp8 / i8
   int64_t n, k;
   bool bias = false;
   bool scaled = false;                                  // gemm_a8w8: x_scale, w_scale
+  bool blockScaled = false;                             // gemm_a8w8_blockscale
   bool xScalePerRow = false, wScalePerColumn = false; // else one scale for the tensor
   GemmConfig config;
   int64_t warpSize = 32;
