@@ -218,6 +218,17 @@ double e4m3(uint8_t code, bool fnuz) {
   return (code & 0x80) ? -magnitude : magnitude;
 }
 
+/// `count` random 8-bit codes of `dtype` without NaNs (fn: S.1111.111; fnuz: 0x80).
+std::vector<uint8_t> randomCodes(std::mt19937_64 &rng, DType dtype, int64_t count) {
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<uint8_t> codes(count);
+  for (auto &b : codes)
+    do
+      b = uint8_t(byte(rng));
+    while (dtype == DType::f8E4M3FNUZ ? b == 0x80 : dtype == DType::f8E4M3FN && (b & 0x7f) == 0x7f);
+  return codes;
+}
+
 struct ScaledCase {
   DType in, out;
   int64_t m, n, k;
@@ -233,23 +244,10 @@ TEST_P(GemmA8W8Test, MatchesDoubleReference) {
   wavetile::test::HostOps host;
   ASSERT_TRUE(host.runtime);
   std::mt19937_64 rng = wavetile::test::freshGenerator();
-  std::uniform_int_distribution<int> byte(0, 255);
   std::uniform_real_distribution<float> scale(0.001f, 0.1f);
   const bool fnuz = c.in == DType::f8E4M3FNUZ;
-  // Codes without NaNs (fn: S.1111.111; fnuz: 0x80).
-  auto code = [&] {
-    for (;;) {
-      uint8_t b = uint8_t(byte(rng));
-      if (c.in == DType::i8 || (fnuz ? b != 0x80 : (b & 0x7f) != 0x7f))
-        return b;
-    }
-  };
   auto value = [&](uint8_t b) { return c.in == DType::i8 ? double(int8_t(b)) : e4m3(b, fnuz); };
-  std::vector<uint8_t> x(c.m * c.k), w(c.n * c.k);
-  for (auto &b : x)
-    b = code();
-  for (auto &b : w)
-    b = code();
+  std::vector<uint8_t> x = randomCodes(rng, c.in, c.m * c.k), w = randomCodes(rng, c.in, c.n * c.k);
   std::vector<float> xs(c.perToken ? c.m : 1), ws(c.perChannel ? c.n : 1);
   for (float &s : xs)
     s = scale(rng);
@@ -343,22 +341,10 @@ TEST_P(GemmBlockScaleTest, MatchesDoubleReference) {
   wavetile::test::HostOps host;
   ASSERT_TRUE(host.runtime);
   std::mt19937_64 rng = wavetile::test::freshGenerator();
-  std::uniform_int_distribution<int> byte(0, 255);
   std::uniform_real_distribution<float> scale(0.001f, 0.1f);
   const bool fnuz = c.in == DType::f8E4M3FNUZ;
-  auto code = [&] {
-    for (;;) {
-      uint8_t b = uint8_t(byte(rng));
-      if (fnuz ? b != 0x80 : (b & 0x7f) != 0x7f)
-        return b;
-    }
-  };
   const int64_t kb = (c.k + 127) / 128, nb = (c.n + 127) / 128;
-  std::vector<uint8_t> x(c.m * c.k), w(c.n * c.k);
-  for (auto &b : x)
-    b = code();
-  for (auto &b : w)
-    b = code();
+  std::vector<uint8_t> x = randomCodes(rng, c.in, c.m * c.k), w = randomCodes(rng, c.in, c.n * c.k);
   std::vector<float> xs(c.m * kb), ws(nb * kb);
   for (float &s : xs)
     s = scale(rng);
