@@ -27,7 +27,7 @@ const char *wavetile::ops::opCatalogHelp() {
          "dequant:DTYPE:N:in=f8E4M3FN|f8E4M3FNUZ|i8|f4E2M1FN[:token|:tensor|:group=G][:a16] (DTYPE the output), "
          "gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..][:a16], "
          "gemm_a8w8:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ|i8[:token][:channel][:bias][:bm=..]...[:a16], "
-         "gemm_a8w8_blockscale:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ[:bm=..]...[:a16], "
+         "gemm_a8w8_blockscale:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ[:bm=..]...[:a16], gemm_a4w4:OUT:K:n=N[:bias]..., "
          "rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]"
          "[:nope_first][:pos=i32|i64][:a16] (D the head size, F the tables' width) (DTYPE f32, f16 or bf16; a16: "
          "16-byte aligned pointers and rows)";
@@ -145,15 +145,22 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     quant.warpSize = OpRuntime::warpSizeOf(target);
     if (flags.empty())
       return buildQuant(quant, error);
-  } else if (parts[0] == "gemm_a16w16" || parts[0] == "gemm_a8w8" || parts[0] == "gemm_a8w8_blockscale") {
+  } else if (parts[0] == "gemm_a16w16" || parts[0] == "gemm_a8w8" || parts[0] == "gemm_a8w8_blockscale" ||
+             parts[0] == "gemm_a4w4") {
     // gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..][:a16]
     // gemm_a8w8:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ|i8[:token][:channel][:bias][:bm=..]...[:a16]
     const bool scaled = parts[0] != "gemm_a16w16";
     GemmSpec gemm{*dtype, *dtype, 0, hidden};
     gemm.scaled = parts[0] == "gemm_a8w8";
     gemm.blockScaled = parts[0] == "gemm_a8w8_blockscale";
+    gemm.mx = parts[0] == "gemm_a4w4";
     if (gemm.blockScaled)
       gemm.config.blockK = 128;
+    if (gemm.mx) {
+      gemm.input = DType::f4E2M1FN;
+      gemm.config.blockK = 64;
+      gemm.config.stages = 1;
+    }
     if (scaled) {
       gemm.input = DType::f8E4M3FN;
       gemm.xScalePerRow = takeFlag("token");

@@ -82,7 +82,7 @@ std::string GemmSpec::key() const {
          (scaled ? std::string("/scales_") + (xScalePerRow ? "token" : "tensor") + "_" +
                        (wScalePerColumn ? "channel" : "tensor")
                  : "") +
-         (blockScaled ? "/blockscale" : "") +
+         (blockScaled ? "/blockscale" : "") + (mx ? "/mxfp4" : "") +
          "/" + config.key() + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") +
          (within2GiB ? "" : "/far");
 }
@@ -127,8 +127,11 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
     options.numWarps = int(c.warps);
     options.numStages = int(c.stages);
     auto k = mb.kernel("gemm", options);
-    Tensor x = k.tensor("x", spec.input, {Dim::dynamic(), Dim::fixed(spec.k)}, false, reach);
-    Tensor w = k.tensor("w", spec.input, {Dim::fixed(spec.n), Dim::fixed(spec.k)}, false, reach);
+    // MXFP4 operands are bytes of two codes: K/2 of them per row.
+    const DType stored = spec.mx ? DType::i8 : spec.input;
+    const int64_t storedK = spec.mx ? spec.k / 2 : spec.k;
+    Tensor x = k.tensor("x", stored, {Dim::dynamic(), Dim::fixed(storedK)}, false, reach);
+    Tensor w = k.tensor("w", stored, {Dim::fixed(spec.n), Dim::fixed(storedK)}, false, reach);
     std::optional<Tensor> out, partials;
     Epilogue epilogue;
     if (split) {
@@ -139,7 +142,7 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
       epilogue = declareEpilogue(k);
     }
     if (spec.vectorAligned) {
-      const int64_t perVector = 16 / (bitWidth(spec.input) / 8);
+      const int64_t perVector = 16 / (bitWidth(stored) / 8);
       for (const Tensor *t : {&x, &w}) {
         k.assumeAligned(t->pointer, 16);
         k.assumeDivisible(t->stride(0), perVector);
@@ -154,7 +157,11 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
     Value kBegin = programId(2) * int32_t(kPerSplit);
     Value kEnd = minimum(kBegin + int32_t(kPerSplit), int32_t(spec.k));
     Value kRange = arange(0, int32_t(c.blockK));
-    std::optional<Tensor> xBlockScale, wBlockScale;
+    std::optional<Tensor> xBlockScale, wBlockScale, xMxScale, wMxScale;
+    if (spec.mx) {
+      xMxScale = k.tensor("x_scale", DType::f8E8M0FNU, {Dim::dynamic(), Dim::fixed(spec.k / 32)}, false, reach);
+      wMxScale = k.tensor("w_scale", DType::f8E8M0FNU, {Dim::fixed(spec.n), Dim::fixed(spec.k / 32)}, false, reach);
+    }
     if (spec.blockScaled) {
       const int64_t kBlocks = (spec.k + 127) / 128;
       xBlockScale = k.tensor("x_scale", DType::f32, {Dim::dynamic(), Dim::fixed(kBlocks)}, false, reach);
@@ -163,6 +170,16 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
     }
     Value acc = forRange(kBegin, kEnd, int32_t(c.blockK), {zeros({c.blockM, c.blockN}, accumulator)},
                          [&](Value k0, const std::vector<Value> &sum) {
+                           if (spec.mx) {
+                             // Bytes of the step, unpacked to codes; one scale per 32 of K.
+                             Value bytes = (k0 / 2 + arange(0, int32_t(c.blockK / 2))).expand(0);
+                             Value groups = (k0 / 32 + arange(0, int32_t(c.blockK / 32))).expand(0);
+                             Value xTile = unpackFp4(load(x, {rows.expand(1), bytes}));
+                             Value wTile = unpackFp4(load(w, {cols.expand(1), bytes})).trans();
+                             Value xs = load(*xMxScale, {rows.expand(1), groups});
+                             Value ws = load(*wMxScale, {cols.expand(1), groups}).trans();
+                             return std::vector<Value>{scaledDot(xTile, xs, wTile, ws, sum[0])};
+                           }
                            Value ks = (k0 + kRange).expand(0);
                            Value xTile = load(x, {rows.expand(1), ks});
                            Value wTile = load(w, {cols.expand(1), ks}).trans();
@@ -235,8 +252,8 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
              const TensorRef &w, const TensorRef *bias, const std::optional<GemmScales> &scales, std::string *error,
              const std::optional<GemmConfig> &config) {
   ArgumentChecker check(op, error);
-  const int64_t m = x.shape[0], k = x.shape[1], n = w.shape[0];
-  if (w.shape[1] != k)
+  const int64_t m = x.shape[0], k = x.shape[1] * (spec.mx ? 2 : 1), n = w.shape[0];
+  if (w.shape[1] * (spec.mx ? 2 : 1) != k)
     return opError(error, op, "'w' is [N, K] = " + std::to_string(n) + " x " + std::to_string(w.shape[1]) +
                                   " but 'x' has K = " + std::to_string(k));
   if (out.dtype != DType::bf16 && out.dtype != DType::f16 && out.dtype != DType::f32)
@@ -270,6 +287,12 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
   }
   if (spec.blockScaled)
     spec.config.blockK = 128; // a K step is a scale block
+  if (spec.mx) {
+    if (k % 32)
+      return opError(error, op, "K = " + std::to_string(k) + " is not a multiple of 32 (one e8m0 scale per 32)");
+    spec.config.blockK = std::max<int64_t>(spec.config.blockK, 64); // whole bytes and scale groups
+    spec.config.stages = 1;                                        // unpacked operands are not prefetched
+  }
   if (std::string problem = spec.config.problem(); !problem.empty())
     return opError(error, op, problem);
   if (m == 0)
@@ -288,7 +311,11 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
   const uint32_t tilesM = uint32_t((m + c.blockM - 1) / c.blockM), tilesN = uint32_t((n + c.blockN - 1) / c.blockN);
   auto build = [&](std::string *e) { return buildGemm(spec, e); };
   NamedArgs args;
-  args.tensor("x", x).tensor("w", w).tensor("out", out);
+  if (spec.mx) // the kernel reads bytes
+    args.tensor("x", {x.data, DType::i8, x.shape, x.strides}).tensor("w", {w.data, DType::i8, w.shape, w.strides});
+  else
+    args.tensor("x", x).tensor("w", w);
+  args.tensor("out", out);
   if (bias)
     args.tensor("bias", *bias);
   if (scales)
@@ -351,4 +378,20 @@ bool wavetile::ops::gemm_a8w8_blockscale(OpRuntime &rt, const TensorRef &out, co
   GemmSpec spec{x.dtype, out.dtype, 0, 0};
   spec.blockScaled = true;
   return runGemm(rt, op, spec, out, x, w, nullptr, GemmScales{xScale, wScale}, error, config);
+}
+
+bool wavetile::ops::gemm_a4w4(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w,
+                              const TensorRef &xScale, const TensorRef &wScale, const TensorRef *bias,
+                              std::string *error, const std::optional<GemmConfig> &config) {
+  const std::string op = "gemm_a4w4";
+  ArgumentChecker check(op, error);
+  if (!check.rows("x", x, {DType::f4E2M1FN}) || !check.rows("w", w, {DType::f4E2M1FN}))
+    return false;
+  const int64_t m = x.shape[0], n = w.shape[0], groups = x.shape[1] * 2 / 32;
+  if (!check.shaped("x_scale", xScale, DType::f8E8M0FNU, {m, groups}) ||
+      !check.shaped("w_scale", wScale, DType::f8E8M0FNU, {n, groups}))
+    return false;
+  GemmSpec spec{DType::f4E2M1FN, out.dtype, 0, 0};
+  spec.mx = true;
+  return runGemm(rt, op, spec, out, x, w, bias, GemmScales{xScale, wScale}, error, config);
 }

@@ -181,6 +181,14 @@ void bindOps(py::module_ &m) {
       return gemm_a8w8_blockscale(r, tensorOf(out), tensorOf(x), tensorOf(w), tensorOf(xScale), tensorOf(wScale), e);
     });
   });
+  m.def("gemm_a4w4", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &x, const PyTensor &w,
+                        const PyTensor &xScale, const PyTensor &wScale, const std::optional<PyTensor> &bias) {
+    run(rt, stream, [&](OpRuntime &r, std::string *e) {
+      TensorRef b = bias ? tensorOf(*bias) : TensorRef{};
+      return gemm_a4w4(r, tensorOf(out), tensorOf(x), tensorOf(w), tensorOf(xScale), tensorOf(wScale),
+                       bias ? &b : nullptr, e);
+    });
+  });
   m.def("dequant", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input,
                       const PyTensor &scales) {
     run(rt, stream,

@@ -446,3 +446,14 @@ def test_gemm_a8w8_int8():
     y = ops.gemm_a8w8(x, w, xs, ws)
     expected = (x.astype(np.float64) @ w.astype(np.float64).T) * xs * ws
     np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_gemm_a4w4_round_trips_quantized_operands():
+    rng = _rng(44)
+    x, w = rng.normal(0, 1, (5, 128)).astype(np.float32), rng.normal(0, 1, (24, 128)).astype(np.float32)
+    (qx, sx), (qw, sw) = ops.per_1x32_f4_quant(x), ops.per_1x32_f4_quant(w)
+    y = ops.gemm_a4w4(qx, qw, sx, sw, dtype=np.float32)
+    # The product of the dequantized operands, from wavetile.ops.dequant (tested separately).
+    expected = ops.dequant(qx, sx).astype(np.float64) @ ops.dequant(qw, sw).astype(np.float64).T
+    magnitude = np.abs(ops.dequant(qx, sx)).astype(np.float64) @ np.abs(ops.dequant(qw, sw)).astype(np.float64).T
+    assert np.all(np.abs(y - expected) <= 2e-5 * magnitude + 1e-6)

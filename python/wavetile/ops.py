@@ -341,3 +341,16 @@ def gemm_a8w8_blockscale(x, w, x_scale, w_scale, dtype=None, out=None):
     runtime, stream = _runtime(out, x, w, x_scale, w_scale)
     _C.gemm_a8w8_blockscale(runtime, stream, _tensor(out), _tensor(x), _tensor(w), _tensor(x_scale), _tensor(w_scale))
     return out
+
+
+def gemm_a4w4(x, w, x_scale, w_scale, bias=None, dtype=None, out=None):
+    """MXFP4 × MXFP4: x [M, K/2], w [N, K/2] packed e2m1 (float4_e2m1fn_x2 or uint8), e8m0
+    scales x_scale [M, K/32], w_scale [N, K/32] (float8_e8m0fnu or uint8, not shuffled);
+    out [M, N] bf16 (default), f16 or float32."""
+    if out is None:  # bf16 by default; numpy has none: float32
+        out = _empty(x, (x.shape[0], w.shape[0]), lambda mod: dtype or getattr(mod, "bfloat16", mod.float32))
+    runtime, stream = _runtime(out, x, w, x_scale, w_scale, *([] if bias is None else [bias]))
+    qx, sx = _mx(x, x_scale)
+    qw, sw = _mx(w, w_scale)
+    _C.gemm_a4w4(runtime, stream, _tensor(out), qx, qw, sx, sw, None if bias is None else _tensor(bias))
+    return out

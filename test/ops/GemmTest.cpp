@@ -411,3 +411,75 @@ TEST(GemmBlockScaleOp, RefusesMisshapenScales) {
 }
 
 } // namespace
+
+namespace {
+
+// MXFP4 × MXFP4: random codes and e8m0 scales around 2^0, against a double reference that
+// decodes e2m1 from its own table.
+TEST(GemmA4W4Op, MatchesDoubleReference) {
+  const float e2m1[] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  for (auto [m, n, k, split] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{3, 40, 128, 1}, {17, 70, 96, 1},
+                                {2, 64, 256, 2}}) {
+    SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+    std::string error;
+    wavetile::test::HostOps host;
+    ASSERT_TRUE(host.runtime);
+    std::mt19937_64 rng = wavetile::test::freshGenerator();
+    std::uniform_int_distribution<int> byte(0, 255), exponent(122, 132);
+    std::vector<uint8_t> x(m * k / 2), w(n * k / 2), xs(m * k / 32), ws(n * k / 32);
+    for (auto &b : x)
+      b = uint8_t(byte(rng));
+    for (auto &b : w)
+      b = uint8_t(byte(rng));
+    for (auto &b : xs)
+      b = uint8_t(exponent(rng));
+    for (auto &b : ws)
+      b = uint8_t(exponent(rng));
+    auto value = [&](const std::vector<uint8_t> &packed, const std::vector<uint8_t> &scales, int64_t row, int64_t i) {
+      uint8_t code = (packed[row * k / 2 + i / 2] >> (i % 2 * 4)) & 15;
+      double v = (code & 8 ? -1 : 1) * e2m1[code & 7];
+      return v * std::ldexp(1.0, int(scales[row * k / 32 + i / 32]) - 127);
+    };
+    HostBuffer out(DType::f32, m * n);
+    out.poison();
+    std::optional<GemmConfig> config;
+    if (split > 1)
+      config = GemmConfig{16, 32, 64, 1, 4, split};
+    ASSERT_TRUE(gemm_a4w4(*host.runtime, TensorRef::contiguous(out.data(), DType::f32, {m, n}),
+                          TensorRef::contiguous(x.data(), DType::f4E2M1FN, {m, k / 2}),
+                          TensorRef::contiguous(w.data(), DType::f4E2M1FN, {n, k / 2}),
+                          TensorRef::contiguous(xs.data(), DType::f8E8M0FNU, {m, k / 32}),
+                          TensorRef::contiguous(ws.data(), DType::f8E8M0FNU, {n, k / 32}), nullptr, &error, config))
+        << error;
+    int64_t bad = 0;
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < n; ++c) {
+        double ref = 0, magnitude = 0;
+        for (int64_t i = 0; i < k; ++i) {
+          double p = value(x, xs, r, i) * value(w, ws, c, i);
+          ref += p;
+          magnitude += std::abs(p);
+        }
+        double got = out.get(r * n + c);
+        if (!(std::abs(got - ref) <= 2e-5 * magnitude + 1e-6) && bad++ < 5)
+          ADD_FAILURE() << "out[" << r << ", " << c << "] = " << got << ", expected " << ref;
+      }
+    EXPECT_EQ(bad, 0);
+  }
+}
+
+TEST(GemmA4W4Op, RefusesAKThatIsNotAMultipleOf32) {
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::vector<uint8_t> q(1024);
+  std::vector<float> out(64);
+  wavetile::test::expectRefused(gemm_a4w4(*host.runtime, TensorRef::contiguous(out.data(), DType::f32, {2, 4}),
+                                          TensorRef::contiguous(q.data(), DType::f4E2M1FN, {2, 24}),
+                                          TensorRef::contiguous(q.data(), DType::f4E2M1FN, {4, 24}),
+                                          TensorRef::contiguous(q.data(), DType::f8E8M0FNU, {2, 1}),
+                                          TensorRef::contiguous(q.data(), DType::f8E8M0FNU, {4, 1}), nullptr, &error),
+                                error, "K = 48 is not a multiple of 32");
+}
+
+} // namespace

@@ -62,12 +62,22 @@ bool gemm_a8w8_blockscale(OpRuntime &rt, const TensorRef &out, const TensorRef &
                           const TensorRef &xScale, const TensorRef &wScale, std::string *error,
                           const std::optional<GemmConfig> &config = std::nullopt);
 
+/// MXFP4 on both sides: x [M, K/2], w [N, K/2] packed e2m1 (f4E2M1FN, element 2i in the low
+/// nibble), x_scale [M, K/32], w_scale [N, K/32] e8m0 (f8E8M0FNU, row-major, not shuffled);
+/// K a multiple of 32; out bf16, f16 or f32, bias [N] in out's dtype:
+///   Y[m, n] = Σ_k x[m, k]·2^(x_scale[m, k/32]−127) · w[n, k]·2^(w_scale[n, k/32]−127) (+ bias)
+/// in f32 (scaled MFMA on gfx950; elsewhere the scaled operands are formed in registers).
+bool gemm_a4w4(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w, const TensorRef &xScale,
+               const TensorRef &wScale, const TensorRef *bias, std::string *error,
+               const std::optional<GemmConfig> &config = std::nullopt);
+
 struct GemmSpec {
   DType input, output; // input bf16/f16, or (scaled) fp8 / i8
   int64_t n, k;
   bool bias = false;
   bool scaled = false;                                  // gemm_a8w8: x_scale, w_scale
   bool blockScaled = false;                             // gemm_a8w8_blockscale
+  bool mx = false; // gemm_a4w4: x, w packed fp4 (k counts elements), e8m0 scales per 32
   bool xScalePerRow = false, wScalePerColumn = false; // else one scale for the tensor
   GemmConfig config;
   int64_t warpSize = 32;
