@@ -1,4 +1,4 @@
-//===- GemmTuner.cpp - tuning gemm_a16w16 on the current device -----------===//
+//===- GemmTuner.cpp - tuning GEMMs on the current device -----------------===//
 
 #include "wavetile/ops/GemmTuner.h"
 
@@ -40,6 +40,26 @@ float decodeOutput(const std::vector<uint8_t> &bytes, size_t i, DType dtype) {
 }
 
 size_t bytesOf(DType dtype) { return size_t(dsl::bitWidth(dtype) / 8); }
+
+/// A random 8-bit code of `dtype` (i8, e4m3fn, e4m3fnuz) that is not a NaN, and its value.
+uint8_t randomCode(std::mt19937_64 &rng, DType dtype) {
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (;;) {
+    uint8_t b = uint8_t(byte(rng));
+    if (dtype == DType::i8 || (dtype == DType::f8E4M3FNUZ ? b != 0x80 : (b & 0x7f) != 0x7f))
+      return b;
+  }
+}
+
+double decodeCode(uint8_t code, DType dtype) {
+  if (dtype == DType::i8)
+    return double(int8_t(code));
+  const bool fnuz = dtype == DType::f8E4M3FNUZ;
+  int exponent = (code >> 3) & 15, mantissa = code & 7;
+  double magnitude = exponent == 0 ? std::ldexp(mantissa / 8.0, fnuz ? -7 : -6)
+                                   : std::ldexp(1 + mantissa / 8.0, exponent - (fnuz ? 8 : 7));
+  return (code & 0x80) ? -magnitude : magnitude;
+}
 
 /// Device memory released with it.
 struct DeviceBuffer {
@@ -84,12 +104,33 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
   for (const GemmShape &shape : shapes) {
     GemmTuneResult result{shape};
     const auto [m, n, k] = shape;
-    // Inputs in the device dtype, and their exact values for the reference.
-    std::vector<uint16_t> x(m * k), w(n * k), bias(options.bias ? n : 0);
-    for (auto &v : x)
-      v = encode(value(rng), options.input);
-    for (auto &v : w)
-      v = encode(value(rng), options.input);
+    // Inputs in the device dtype (16-bit values or 8-bit codes), their exact values for the
+    // reference, and for gemm_a8w8 per-token and per-channel scales.
+    const bool quantized = options.op == "gemm_a8w8";
+    const size_t inputBytes = bytesOf(options.input);
+    std::vector<uint8_t> x(m * k * inputBytes), w(n * k * inputBytes);
+    std::vector<double> xv(m * k), wv(n * k);
+    auto fill = [&](std::vector<uint8_t> &bytes, std::vector<double> &values) {
+      for (size_t i = 0; i < values.size(); ++i) {
+        if (quantized) {
+          uint8_t code = randomCode(rng, options.input);
+          bytes[i] = code;
+          values[i] = decodeCode(code, options.input);
+        } else {
+          uint16_t h = encode(value(rng), options.input);
+          std::memcpy(bytes.data() + 2 * i, &h, 2);
+          values[i] = decode(h, options.input);
+        }
+      }
+    };
+    fill(x, xv);
+    fill(w, wv);
+    std::uniform_real_distribution<float> scale(0.001f, 0.1f);
+    std::vector<float> xs(quantized ? m : 0), ws(quantized ? n : 0);
+    for (float &v : xs)
+      v = scale(rng);
+    for (float &v : ws)
+      v = scale(rng);
     std::vector<uint8_t> biasBytes(n * bytesOf(options.output));
     std::vector<double> biasValues(n, 0.0);
     for (int64_t i = 0; options.bias && i < n; ++i) {
@@ -106,22 +147,28 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
     std::vector<double> reference(m * n), magnitude(m * n);
     for (int64_t r = 0; r < m; ++r)
       for (int64_t c = 0; c < n; ++c) {
-        double sum = biasValues[c], size = 0;
+        double sum = 0, size = 0;
         for (int64_t i = 0; i < k; ++i) {
-          double p = double(decode(x[r * k + i], options.input)) * double(decode(w[c * k + i], options.input));
+          double p = xv[r * k + i] * wv[c * k + i];
           sum += p;
           size += std::abs(p);
         }
-        reference[r * n + c] = sum;
-        magnitude[r * n + c] = size;
+        const double s = quantized ? double(xs[r]) * double(ws[c]) : 1.0;
+        reference[r * n + c] = sum * s + biasValues[c];
+        magnitude[r * n + c] = size * s;
       }
     const size_t outBytes = m * n * bytesOf(options.output);
-    DeviceBuffer dx(device, x.size() * 2, error), dw(device, w.size() * 2, error), dout(device, outBytes, error),
-        dbias(device, biasBytes.size(), error);
-    if (!dx.data || !dw.data || !dout.data || !dbias.data || !device.copyToDevice(dx.data, x.data(), x.size() * 2, error) ||
-        !device.copyToDevice(dw.data, w.data(), w.size() * 2, error) ||
-        (options.bias && !device.copyToDevice(dbias.data, biasBytes.data(), biasBytes.size(), error)))
+    DeviceBuffer dx(device, x.size(), error), dw(device, w.size(), error), dout(device, outBytes, error),
+        dbias(device, biasBytes.size(), error), dxs(device, xs.size() * 4, error), dws(device, ws.size() * 4, error);
+    if (!dx.data || !dw.data || !dout.data || !dbias.data || !dxs.data || !dws.data ||
+        !device.copyToDevice(dx.data, x.data(), x.size(), error) ||
+        !device.copyToDevice(dw.data, w.data(), w.size(), error) ||
+        (options.bias && !device.copyToDevice(dbias.data, biasBytes.data(), biasBytes.size(), error)) ||
+        (quantized && (!device.copyToDevice(dxs.data, xs.data(), xs.size() * 4, error) ||
+                       !device.copyToDevice(dws.data, ws.data(), ws.size() * 4, error))))
       return false;
+    TensorRef txs = TensorRef::contiguous(dxs.data, DType::f32, {m, 1});
+    TensorRef tws = TensorRef::contiguous(dws.data, DType::f32, {1, n});
     TensorRef tx = TensorRef::contiguous(dx.data, options.input, {m, k});
     TensorRef tw = TensorRef::contiguous(dw.data, options.input, {n, k});
     TensorRef tout = TensorRef::contiguous(dout.data, options.output, {m, n});
@@ -132,7 +179,11 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
     for (const GemmConfig &config : candidates) {
       ++result.tried;
       std::string why;
-      auto call = [&] { return gemm_a16w16(rt, tout, tx, tw, options.bias ? &tbias : nullptr, &why, config); };
+      auto call = [&] {
+        const TensorRef *bias = options.bias ? &tbias : nullptr;
+        return quantized ? gemm_a8w8(rt, tout, tx, tw, txs, tws, bias, &why, config)
+                         : gemm_a16w16(rt, tout, tx, tw, bias, &why, config);
+      };
       if (!call() || !device.synchronize(&why)) {
         if (result.firstFailure.empty())
           result.firstFailure = config.key() + ": " + why;

@@ -13,7 +13,7 @@ using namespace wavetile::ops;
 
 namespace wavetile::tool {
 
-/// wavetile tune --op gemm_a16w16 --shapes M:N:K[,...] [--dtype bf16|f16] [--out-dtype D]
+/// wavetile tune --op gemm_a16w16|gemm_a8w8 --shapes M:N:K[,...] [--dtype D] [--out-dtype D]
 /// [--bias] [--device host|gpu] -o TABLE.csv
 int tuneCommand(const std::map<std::string, std::string> &values, bool bias) {
   auto fail = [](const std::string &message) {
@@ -24,11 +24,12 @@ int tuneCommand(const std::map<std::string, std::string> &values, bool bias) {
     auto it = values.find(name);
     return it == values.end() ? fallback : it->second;
   };
-  if (value("--op", "") != "gemm_a16w16")
-    return fail("--op gemm_a16w16 is the op that can be tuned (got '" + value("--op", "") + "')");
+  const std::string op = value("--op", "");
+  if (op != "gemm_a16w16" && op != "gemm_a8w8")
+    return fail("--op gemm_a16w16 or gemm_a8w8 can be tuned (got '" + op + "')");
   std::string table = value("-o", "");
   if (table.empty())
-    return fail("-o TABLE.csv is needed (gemm_a16w16 reads $WAVETILE_TUNED_DIR/gemm_a16w16.csv)");
+    return fail("-o TABLE.csv is needed (the op reads $WAVETILE_TUNED_DIR/<op>.csv)");
   std::vector<GemmShape> shapes;
   std::stringstream list(value("--shapes", ""));
   for (std::string item; std::getline(list, item, ',');) {
@@ -47,9 +48,12 @@ int tuneCommand(const std::map<std::string, std::string> &values, bool bias) {
   if (shapes.empty())
     return fail("--shapes M:N:K[,M:N:K...] is needed");
   GemmTuneOptions options;
+  options.op = op;
   options.bias = bias;
   for (auto [flag, field] : {std::pair{"--dtype", &options.input}, std::pair{"--out-dtype", &options.output}}) {
-    std::string name = value(flag, flag == std::string("--dtype") ? "bf16" : value("--dtype", "bf16"));
+    // Defaults: bf16 (gemm_a8w8: f8E4M3FN) in; out bf16, or the input's dtype for gemm_a16w16.
+    const std::string input = value("--dtype", op == "gemm_a8w8" ? "f8E4M3FN" : "bf16");
+    std::string name = flag == std::string("--dtype") ? input : value(flag, op == "gemm_a8w8" ? "bf16" : input);
     std::optional<DType> dtype = dsl::parseDType(name);
     if (!dtype)
       return fail(std::string(flag) + " '" + name + "' is not a dtype");

@@ -1,10 +1,10 @@
-//===- GemmTuner.h - tuning gemm_a16w16 on the current device ---*- C++ -*-===//
+//===- GemmTuner.h - tuning GEMMs on the current device ---------*- C++ -*-===//
 //
 // For each shape, every candidate configuration runs on the runtime's device with random
 // inputs; its output is checked against a double-precision reference computed on the host
 // (candidates that fail to compile, launch or match are dropped, never written), the rest
 // are timed with device events, and the fastest is kept. `wavetile tune` drives it and
-// writes the table gemm_a16w16 reads (docs/tuning.md).
+// writes the tables gemm_a16w16 and gemm_a8w8 read (docs/tuning.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAVETILE_OPS_GEMMTUNER_H
@@ -19,6 +19,8 @@ struct GemmShape {
 };
 
 struct GemmTuneOptions {
+  /// gemm_a16w16, or gemm_a8w8 (per-token x scales, per-channel w scales).
+  std::string op = "gemm_a16w16";
   DType input = DType::bf16, output = DType::bf16;
   bool bias = false;
   std::vector<GemmConfig> candidates; // empty: gemmCandidates(shape)
