@@ -25,7 +25,8 @@ const char *wavetile::ops::opCatalogHelp() {
          "(default f8E4M3FN) or out=f4E2M1FN:group=32[:round=0-3][:shuffle] for MXFP4, group=G per group), "
          "silu_and_mul|gelu_and_mul|gelu_tanh_and_mul|swiglu:DTYPE:D[:a16] (D the output width), "
          "dequant:DTYPE:N:in=f8E4M3FN|f8E4M3FNUZ|i8|f4E2M1FN[:token|:tensor|:group=G][:a16] (DTYPE the output), "
-         "gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..][:a16], "
+         "gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..][:skinny]"
+         "[:a16], "
          "gemm_a8w8:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ|i8[:token][:channel][:bias][:bm=..]...[:a16], "
          "gemm_a8w8_blockscale:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ[:bm=..]...[:a16], gemm_a4w4:OUT:K:n=N[:bias]..., "
          "rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]"
@@ -189,6 +190,9 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
         taken = true;
       } else if (flag == "bias") {
         gemm.bias = true;
+        taken = true;
+      } else if (flag == "skinny") {
+        gemm.config.skinny = true;
         taken = true;
       }
       it = taken ? flags.erase(it) : it + 1;

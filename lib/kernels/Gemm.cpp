@@ -14,15 +14,18 @@ using namespace wavetile::ops;
 
 std::string GemmConfig::key() const {
   return std::to_string(blockM) + "x" + std::to_string(blockN) + "x" + std::to_string(blockK) + "/s" +
-         std::to_string(stages) + "/w" + std::to_string(warps) + "/k" + std::to_string(splitK);
+         std::to_string(stages) + "/w" + std::to_string(warps) + "/k" + std::to_string(splitK) +
+         (skinny ? "/skinny" : "");
 }
 
 std::string GemmConfig::problem() const {
   for (int64_t v : {blockM, blockN, blockK, warps})
     if (v < 1 || !std::has_single_bit(uint64_t(v)))
       return "tile sizes and warps must be powers of two, got " + key();
-  if (blockM < 16 || blockN < 16 || blockK < 16)
-    return "tiles must be at least 16 in each dimension (matrix instructions), got " + key();
+  if (skinny ? blockM > 16 || blockM * blockN * blockK > 16384
+             : blockM < 16 || blockN < 16 || blockK < 16)
+    return skinny ? "skinny tiles hold at most 16 rows and 16384 products, got " + key()
+                  : "tiles must be at least 16 in each dimension (matrix instructions), got " + key();
   if (stages < 1 || stages > 4 || splitK < 1 || splitK > 64)
     return "stages must be 1 to 4 and split-K 1 to 64, got " + key();
   if (warps > 16)
@@ -68,6 +71,13 @@ std::optional<GemmConfig> wavetile::ops::gemmConfigOf(const TunedRow &row, std::
       *error = std::string("column '") + column + "' is '" + text + "', not an integer";
       return std::nullopt;
     }
+  }
+  if (auto it = row.find("skinny"); it != row.end() && !it->second.empty()) {
+    if (it->second != "0" && it->second != "1") {
+      *error = "column 'skinny' is '" + it->second + "', not 0 or 1";
+      return std::nullopt;
+    }
+    c.skinny = it->second == "1";
   }
   if (std::string problem = c.problem(); !problem.empty()) {
     *error = problem;
@@ -181,6 +191,12 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
                              return std::vector<Value>{scaledDot(xTile, xs, wTile, ws, sum[0])};
                            }
                            Value ks = (k0 + kRange).expand(0);
+                           if (c.skinny) {
+                             // [rows, 1, K] x [1, cols, K]: products summed over K in f32.
+                             Value xs = load(x, {rows.expand(1), ks}).to(DType::f32).expand(1);
+                             Value ws = load(w, {cols.expand(1), ks}).to(DType::f32).expand(0);
+                             return std::vector<Value>{sum[0] + (xs * ws).sum(2)};
+                           }
                            Value xTile = load(x, {rows.expand(1), ks});
                            Value wTile = load(w, {cols.expand(1), ks}).trans();
                            if (!spec.blockScaled)
@@ -293,6 +309,8 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
     spec.config.blockK = std::max<int64_t>(spec.config.blockK, 64); // whole bytes and scale groups
     spec.config.stages = 1;                                        // unpacked operands are not prefetched
   }
+  if (spec.config.skinny && (spec.input == DType::i8 || spec.mx || spec.blockScaled))
+    return opError(error, op, "the skinny kernel takes 16-bit or fp8 inputs with per-token/per-tensor scales");
   if (std::string problem = spec.config.problem(); !problem.empty())
     return opError(error, op, problem);
   if (m == 0)

@@ -85,6 +85,16 @@ std::vector<GemmConfig> wavetile::ops::gemmCandidates(const GemmShape &shape) {
         for (int64_t split : {1, 2, 4, 8, 16})
           if (bm < 2 * std::max<int64_t>(shape.m, 16) && (split == 1 || shape.k / split >= 128))
             candidates.push_back({bm, bn, 64, 3, 4, split});
+    // Skinny kernels: rows rounded up to a power of two, no matrix-instruction padding.
+    const int64_t rows = int64_t(std::bit_ceil(uint64_t(shape.m)));
+    for (int64_t bn : {8, 16, 32})
+      for (int64_t bk : {128, 256, 512})
+        for (int64_t split : {1, 4, 16})
+          if (rows <= 16 && rows * bn * bk <= 16384 && (split == 1 || shape.k / split >= bk)) {
+            GemmConfig c{rows, bn, bk, 1, 4, split};
+            c.skinny = true;
+            candidates.push_back(c);
+          }
     return candidates;
   }
   for (int64_t bm : {64, 128})
@@ -175,6 +185,8 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
     TensorRef tbias = TensorRef::contiguous(dbias.data, options.output, {n});
     const double ulp = options.output == DType::f32 ? 0 : options.output == DType::f16 ? 1.0 / 1024 : 1.0 / 128;
     std::vector<GemmConfig> candidates = options.candidates.empty() ? gemmCandidates(shape) : options.candidates;
+    if (options.input == DType::i8) // the skinny kernel sums in f32: not for int8
+      std::erase_if(candidates, [](const GemmConfig &c) { return c.skinny; });
     std::vector<uint8_t> got(outBytes);
     for (const GemmConfig &config : candidates) {
       ++result.tried;
@@ -250,13 +262,14 @@ bool wavetile::ops::writeGemmTable(const std::string &path, OpRuntime &rt, const
     row["stages"] = std::to_string(c.stages);
     row["warps"] = std::to_string(c.warps);
     row["split_k"] = std::to_string(c.splitK);
+    row["skinny"] = c.skinny ? "1" : "0";
     char us[32];
     std::snprintf(us, sizeof(us), "%.2f", r.microseconds);
     row["us"] = us;
     rows[key] = row;
   }
   std::vector<std::string> columns = gemmTuningKeys();
-  for (const char *c : {"block_m", "block_n", "block_k", "stages", "warps", "split_k", "us"})
+  for (const char *c : {"block_m", "block_n", "block_k", "stages", "warps", "split_k", "skinny", "us"})
     columns.push_back(c);
   std::ofstream out(path);
   for (size_t i = 0; i < columns.size(); ++i)

@@ -33,6 +33,12 @@ GemmConfig config(int64_t bm, int64_t bn, int64_t bk, int64_t stages, int64_t wa
   return GemmConfig{bm, bn, bk, stages, warps, split};
 }
 
+GemmConfig skinny(int64_t bm, int64_t bn, int64_t bk, int64_t split) {
+  GemmConfig c{bm, bn, bk, 1, 4, split};
+  c.skinny = true;
+  return c;
+}
+
 class GemmTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(GemmTest, MatchesDoubleReference) {
@@ -87,12 +93,16 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{DType::bf16, DType::bf16, 130, 129, 257, true, config(64, 64, 32, 3, 4, 1)},
                       Case{DType::bf16, DType::f32, 3, 200, 1100, true, config(16, 64, 64, 2, 4, 3)},
                       Case{DType::f16, DType::bf16, 17, 64, 64, false, config(32, 32, 16, 1, 2, 2)},
-                      Case{DType::bf16, DType::f16, 2, 96, 2048, true, std::nullopt}), // default splits K
+                      Case{DType::bf16, DType::f16, 2, 96, 2048, true, std::nullopt}, // default splits K
+                      Case{DType::bf16, DType::f32, 1, 100, 300, true, skinny(1, 16, 256, 1)},
+                      Case{DType::f16, DType::bf16, 3, 70, 1000, false, skinny(4, 16, 128, 2)},
+                      Case{DType::bf16, DType::bf16, 13, 33, 96, true, skinny(16, 8, 64, 1)}),
     [](const auto &info) {
       const Case &c = info.param;
       return std::string(dsl::dtypeName(c.in)) + "_to_" + dsl::dtypeName(c.out) + "_" + std::to_string(c.m) + "x" +
              std::to_string(c.n) + "x" + std::to_string(c.k) + (c.bias ? "_bias" : "") +
-             (c.config ? "_split" + std::to_string(c.config->splitK) : "_default");
+             (c.config ? "_split" + std::to_string(c.config->splitK) + (c.config->skinny ? "_skinny" : "")
+                       : "_default");
     });
 
 TEST(GemmOp, DefaultSplitsDecodeShapesOverTheMultiprocessors) {

@@ -166,11 +166,15 @@ private:
           break;
         v = user->getResult(0);
       }
-      if (!reshape || !source.hasOneUse())
+      if (!source.hasOneUse())
         return; // expand_dims gives the layout (resultLayout)
-      RankedTensorType consumer = reshape.getType();
-      BlockedLayoutAttr blocked = reshapedBlockedLayout(defaultLayout(consumer), consumer.getShape(),
-                                                        broadcast.getType().getShape());
+      // Without a reshape (an outer product: [m, 1, k] times [1, n, k]) the broadcast keeps
+      // its default layout and the vector is loaded in its slice.
+      auto blocked = dyn_cast<BlockedLayoutAttr>(layout);
+      if (reshape) {
+        RankedTensorType consumer = reshape.getType();
+        blocked = reshapedBlockedLayout(defaultLayout(consumer), consumer.getShape(), broadcast.getType().getShape());
+      }
       if (!blocked)
         return;
       layout = blocked;

@@ -23,6 +23,10 @@ namespace wavetile::ops {
 struct GemmConfig {
   int64_t blockM = 64, blockN = 64, blockK = 32;
   int64_t stages = 3, warps = 4, splitK = 1;
+  /// Skinny (decode) kernel: products and K sums on the vector units, no matrix
+  /// instructions, so block M may be as small as M (1 to 16); W streams in blockN×blockK
+  /// tiles. gemm_a16w16 and fp8 gemm_a8w8 only.
+  bool skinny = false;
   std::string key() const;
   /// Why this configuration cannot compile (non-power-of-two tiles, ...), or empty.
   std::string problem() const;
