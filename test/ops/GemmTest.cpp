@@ -18,6 +18,7 @@
 
 using namespace wavetile;
 using namespace wavetile::ops;
+using wavetile::test::decodeFp8;
 using wavetile::test::HostBuffer;
 
 namespace {
@@ -220,14 +221,6 @@ TEST(GemmTuner, AMalformedTableIsReportedByTheOp) {
 
 namespace {
 
-/// fp8 e4m3 code values (bias 7 with the OCP NaN, or fnuz's bias 8 with 0x80 NaN).
-double e4m3(uint8_t code, bool fnuz) {
-  int exponent = (code >> 3) & 15, mantissa = code & 7;
-  double magnitude = exponent == 0 ? std::ldexp(mantissa / 8.0, fnuz ? -7 : -6)
-                                   : std::ldexp(1 + mantissa / 8.0, exponent - (fnuz ? 8 : 7));
-  return (code & 0x80) ? -magnitude : magnitude;
-}
-
 /// `count` random 8-bit codes of `dtype` without NaNs (fn: S.1111.111; fnuz: 0x80).
 std::vector<uint8_t> randomCodes(std::mt19937_64 &rng, DType dtype, int64_t count) {
   std::uniform_int_distribution<int> byte(0, 255);
@@ -256,7 +249,7 @@ TEST_P(GemmA8W8Test, MatchesDoubleReference) {
   std::mt19937_64 rng = wavetile::test::freshGenerator();
   std::uniform_real_distribution<float> scale(0.001f, 0.1f);
   const bool fnuz = c.in == DType::f8E4M3FNUZ;
-  auto value = [&](uint8_t b) { return c.in == DType::i8 ? double(int8_t(b)) : e4m3(b, fnuz); };
+  auto value = [&](uint8_t b) { return c.in == DType::i8 ? double(int8_t(b)) : decodeFp8(b, fnuz); };
   std::vector<uint8_t> x = randomCodes(rng, c.in, c.m * c.k), w = randomCodes(rng, c.in, c.n * c.k);
   std::vector<float> xs(c.perToken ? c.m : 1), ws(c.perChannel ? c.n : 1);
   for (float &s : xs)
@@ -378,7 +371,7 @@ TEST_P(GemmBlockScaleTest, MatchesDoubleReference) {
       for (int64_t b = 0; b < kb; ++b) {
         double block = 0, size = 0;
         for (int64_t i = b * 128; i < std::min(c.k, (b + 1) * 128); ++i) {
-          double p = e4m3(x[r * c.k + i], fnuz) * e4m3(w[col * c.k + i], fnuz);
+          double p = decodeFp8(x[r * c.k + i], fnuz) * decodeFp8(w[col * c.k + i], fnuz);
           block += p;
           size += std::abs(p);
         }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -68,6 +69,18 @@ struct HostBuffer {
   void poison() { std::fill(bytes.begin(), bytes.end(), 0xff); } // NaN in every dtype
   void *data() { return bytes.data(); }
 };
+
+/// The value of an fp8 code: OCP e4m3fn (bias 7, S.1111.111 NaN) or e4m3fnuz (bias 8, 0x80 NaN).
+inline double decodeFp8(uint8_t code, bool fnuz) {
+  int exponent = (code >> 3) & 15, mantissa = code & 7;
+  bool negative = code & 0x80;
+  if (fnuz ? code == 0x80 : (exponent == 15 && mantissa == 7))
+    return NAN;
+  int bias = fnuz ? 8 : 7;
+  double magnitude =
+      exponent == 0 ? std::ldexp(mantissa / 8.0, 1 - bias) : std::ldexp(1 + mantissa / 8.0, exponent - bias);
+  return negative ? -magnitude : magnitude;
+}
 
 /// A generator seeded afresh for every run; the seed is printed so a failure can be replayed.
 inline std::mt19937_64 freshGenerator() {

@@ -18,20 +18,10 @@
 
 using namespace wavetile;
 using namespace wavetile::ops;
+using wavetile::test::decodeFp8;
 using wavetile::test::HostBuffer;
 
 namespace {
-
-/// The value of an fp8 code: OCP e4m3fn (bias 7, S.1111.111 NaN) or e4m3fnuz (bias 8, 0x80 NaN).
-double decodeFp8(uint8_t code, bool fnuz) {
-  int exponent = (code >> 3) & 15, mantissa = code & 7;
-  bool negative = code & 0x80;
-  if (fnuz ? code == 0x80 : (exponent == 15 && mantissa == 7))
-    return NAN;
-  int bias = fnuz ? 8 : 7;
-  double magnitude = exponent == 0 ? std::ldexp(mantissa / 8.0, 1 - bias) : std::ldexp(1 + mantissa / 8.0, exponent - bias);
-  return negative ? -magnitude : magnitude;
-}
 
 /// Round to nearest (ties to the even code), saturating at the largest finite value.
 uint8_t encodeFp8(float value, bool fnuz) {
