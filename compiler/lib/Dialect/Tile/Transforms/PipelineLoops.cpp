@@ -16,6 +16,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -34,7 +35,7 @@ namespace {
 /// wants it (a pointer or buffer view, offsets, and the optional mask).
 struct PrefetchedLoad {
   Operation *load;
-  Value base, offsets, mask;
+  Value base, offsets, mask, other;
 };
 
 /// Whether `value` (used inside `loop`) is computed only from the induction variable and
@@ -69,12 +70,15 @@ bool feedsDot(Value value) {
 
 std::optional<PrefetchedLoad> asPrefetch(Operation *op) {
   if (auto load = dyn_cast<LoadOp>(op)) {
-    if (load.getOther())
-      return std::nullopt; // async copies fill masked-off elements with 0 only
-    return PrefetchedLoad{op, load.getBase(), load.getOffsets(), load.getMask()};
+    // Async copies fill masked-off elements with zero bits: +0 (what tensor loads fill
+    // with) qualifies, -0 and other values do not.
+    Value other = load.getOther();
+    if (other && !matchPattern(other, m_Zero()) && !matchPattern(other, m_PosZeroFloat()))
+      return std::nullopt;
+    return PrefetchedLoad{op, load.getBase(), load.getOffsets(), load.getMask(), other};
   }
   if (auto load = dyn_cast<BufferLoadOp>(op))
-    return PrefetchedLoad{op, load.getBuffer(), load.getOffsets(), load.getMask()};
+    return PrefetchedLoad{op, load.getBuffer(), load.getOffsets(), load.getMask(), Value()};
   return std::nullopt;
 }
 
@@ -250,10 +254,15 @@ private:
       Type type = p.load->getResult(0).getType();
       Value base = map.lookupOrDefault(p.base), offsets = map.lookupOrDefault(p.offsets), mask = maskAt(p, map, inLoop);
       tiles.push_back(isa<LoadOp>(p.load)
-                          ? Value(LoadOp::create(b, loop.getLoc(), type, base, offsets, mask, Value()))
+                          ? Value(LoadOp::create(b, loop.getLoc(), type, base, offsets, mask, zeroFill(p)))
                           : Value(BufferLoadOp::create(b, loop.getLoc(), type, base, offsets, mask)));
     }
     return tiles;
+  }
+
+  /// A zero `other` (a constant, maybe defined in the loop) where the load is re-issued.
+  Value zeroFill(const PrefetchedLoad &p) {
+    return p.other ? b.clone(*p.other.getDefiningOp())->getResult(0) : Value();
   }
 
   void store(ArrayRef<Value> tiles, Value slot) {

@@ -107,14 +107,17 @@ func.func @k_loop(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %len: i32, %k: i32)
 
 // -----
 
-// Left as written: no tile.num_stages, a loop that stores, a load with `other`, and a load
-// whose offsets come from a loop-carried value.
+// Left as written: no tile.num_stages, a loop that stores, a load with a nonzero or -0
+// `other` (async copies fill with zero bits), and a load whose offsets come from a
+// loop-carried value.
 // CHECK-LABEL: func.func @not_pipelined
 // CHECK-NOT:     tile.async_copy
 // CHECK-NOT:     tile.shared_alloc
 // CHECK-LABEL: func.func @stores
 // CHECK-NOT:     tile.async_copy
 // CHECK-LABEL: func.func @other
+// CHECK-NOT:     tile.async_copy
+// CHECK-LABEL: func.func @negative_zero_other
 // CHECK-NOT:     tile.async_copy
 // CHECK-LABEL: func.func @carried_offsets
 // CHECK-NOT:     tile.async_copy
@@ -179,6 +182,28 @@ func.func @other(%p: !tile.ptr<bf16>, %k: i32)
   return
 }
 
+func.func @negative_zero_other(%p: !tile.ptr<bf16>, %k: i32)
+    attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 2 : i32} {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant -0.0 : bf16
+  %acc0 = tile.splat %zero : f32 -> tensor<16x16xf32>
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant 16 : i32
+  %o = tile.arange 0 to 256 : tensor<256xi32>
+  %o2 = tile.reshape %o : tensor<256xi32> -> tensor<16x16xi32>
+  %r = scf.for %i = %c0 to %k step %c16 iter_args(%acc = %acc0) -> (tensor<16x16xf32>) : i32 {
+    %is = tile.splat %i : i32 -> tensor<16x16xi32>
+    %off = arith.addi %o2, %is : tensor<16x16xi32>
+    %ks = tile.splat %k : i32 -> tensor<16x16xi32>
+    %m = arith.cmpi slt, %off, %ks : tensor<16x16xi32>
+    %t = tile.load %p[%off] mask %m other %one : !tile.ptr<bf16>[tensor<16x16xi32>], tensor<16x16xi1> other bf16 -> tensor<16x16xbf16>
+    %d = tile.dot %t, %t, %acc : tensor<16x16xbf16>, tensor<16x16xbf16>, tensor<16x16xf32> -> tensor<16x16xf32>
+    scf.yield %d : tensor<16x16xf32>
+  }
+  "test.use"(%r) : (tensor<16x16xf32>) -> ()
+  return
+}
+
 func.func @carried_offsets(%p: !tile.ptr<bf16>, %k: i32)
     attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 2 : i32} {
   %zero = arith.constant 0.0 : f32
@@ -195,5 +220,44 @@ func.func @carried_offsets(%p: !tile.ptr<bf16>, %k: i32)
     scf.yield %d, %next : tensor<16x16xf32>, tensor<16x16xi32>
   }
   "test.use"(%r#0) : (tensor<16x16xf32>) -> ()
+  return
+}
+
+// -----
+
+// A +0 `other` (what tensor loads fill masked-off elements with) is what async copies
+// leave, so the load is prefetched; the register ring re-issues it with the same fill.
+// CHECK-LABEL: func.func @zero_other
+// CHECK:         tile.async_copy
+// CHECK:         scf.for
+// CHECK:           tile.async_copy
+// CHECK-NOT:       tile.load
+// CHECK:           tile.shared_load
+// REG-LABEL:   func.func @zero_other
+// REG:           %[[Z:.*]] = arith.constant 0.000000e+00 : bf16
+// REG-NEXT:      tile.load {{.*}} mask %{{.*}} other %[[Z]]
+// REG:           scf.for
+// REG:             tile.shared_load
+// REG:             %[[Z2:.*]] = arith.constant 0.000000e+00 : bf16
+// REG-NEXT:        tile.load {{.*}} mask %{{.*}} other %[[Z2]]
+func.func @zero_other(%p: !tile.ptr<bf16>, %k: i32)
+    attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32} {
+  %zero = arith.constant 0.0 : f32
+  %acc0 = tile.splat %zero : f32 -> tensor<16x16xf32>
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant 16 : i32
+  %o = tile.arange 0 to 256 : tensor<256xi32>
+  %o2 = tile.reshape %o : tensor<256xi32> -> tensor<16x16xi32>
+  %r = scf.for %i = %c0 to %k step %c16 iter_args(%acc = %acc0) -> (tensor<16x16xf32>) : i32 {
+    %fill = arith.constant 0.0 : bf16
+    %is = tile.splat %i : i32 -> tensor<16x16xi32>
+    %off = arith.addi %o2, %is : tensor<16x16xi32>
+    %ks = tile.splat %k : i32 -> tensor<16x16xi32>
+    %m = arith.cmpi slt, %off, %ks : tensor<16x16xi32>
+    %t = tile.load %p[%off] mask %m other %fill : !tile.ptr<bf16>[tensor<16x16xi32>], tensor<16x16xi1> other bf16 -> tensor<16x16xbf16>
+    %d = tile.dot %t, %t, %acc : tensor<16x16xbf16>, tensor<16x16xbf16>, tensor<16x16xf32> -> tensor<16x16xf32>
+    scf.yield %d : tensor<16x16xf32>
+  }
+  "test.use"(%r) : (tensor<16x16xf32>) -> ()
   return
 }
