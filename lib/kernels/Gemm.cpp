@@ -37,12 +37,16 @@ GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int
   GemmConfig c;
   if (m <= 64) {
     // Decode: W is the stream. Narrow M tiles, wide K steps, and K split until every
-    // multiprocessor has a tile (each split keeps at least 512 of K).
+    // multiprocessor has four tiles (each split keeps at least 256 of K): the H200's tuned
+    // decode rows have 512 to 2560 programs. No shared ring: streaming loads in registers
+    // beat the 3-stage async-copy ring at every tuned decode shape there
+    // (bench/gemm-notes.md).
     c.blockM = m <= 16 ? 16 : m <= 32 ? 32 : 64;
     c.blockN = 64;
     c.blockK = 64;
+    c.stages = 1;
     int64_t tiles = ((m + c.blockM - 1) / c.blockM) * ((n + c.blockN - 1) / c.blockN);
-    while (c.splitK < 16 && tiles * c.splitK < multiprocessors && k / (2 * c.splitK) >= 512)
+    while (c.splitK < 16 && tiles * c.splitK < 4 * multiprocessors && k / (2 * c.splitK) >= 256)
       c.splitK *= 2;
   }
   return c;

@@ -2,12 +2,15 @@
 
 #include "wavetile/ops/GemmTuner.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
+#include <thread>
 
 using namespace wavetile;
 using namespace wavetile::ops;
@@ -61,6 +64,22 @@ double decodeCode(uint8_t code, DType dtype) {
   return (code & 0x80) ? -magnitude : magnitude;
 }
 
+/// Runs body(chunk, begin, end) for 64 equal chunks of [0, count) on the host's cores. Fixed
+/// chunks (not one per core) keep per-chunk random streams, and so the inputs, the same on
+/// every machine; decode-sized weights (up to 10^9 values) would take minutes on one core.
+void forChunks(size_t count, const std::function<void(size_t, size_t, size_t)> &body) {
+  constexpr size_t chunks = 64;
+  const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, chunks);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < workers; ++t)
+    threads.emplace_back([&, t] {
+      for (size_t c = t; c < chunks; c += workers)
+        body(c, count * c / chunks, count * (c + 1) / chunks);
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+}
+
 /// Device memory released with it.
 struct DeviceBuffer {
   const Device &device;
@@ -83,8 +102,9 @@ std::vector<GemmConfig> wavetile::ops::gemmCandidates(const GemmShape &shape) {
     for (int64_t bm : {16, 32, 64})
       for (int64_t bn : {32, 64, 128})
         for (int64_t split : {1, 2, 4, 8, 16})
-          if (bm < 2 * std::max<int64_t>(shape.m, 16) && (split == 1 || shape.k / split >= 128))
-            candidates.push_back({bm, bn, 64, 3, 4, split});
+          for (int64_t stages : {1, 3}) // registers only, or an async-copy ring
+            if (bm < 2 * std::max<int64_t>(shape.m, 16) && (split == 1 || shape.k / split >= 128))
+              candidates.push_back({bm, bn, 64, stages, 4, split});
     // Skinny kernels: rows rounded up to a power of two, no matrix-instruction padding.
     const int64_t rows = int64_t(std::bit_ceil(uint64_t(shape.m)));
     for (int64_t bn : {8, 16, 32})
@@ -121,17 +141,22 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
     std::vector<uint8_t> x(m * k * inputBytes), w(n * k * inputBytes);
     std::vector<double> xv(m * k), wv(n * k);
     auto fill = [&](std::vector<uint8_t> &bytes, std::vector<double> &values) {
-      for (size_t i = 0; i < values.size(); ++i) {
-        if (quantized) {
-          uint8_t code = randomCode(rng, options.input);
-          bytes[i] = code;
-          values[i] = decodeCode(code, options.input);
-        } else {
-          uint16_t h = encode(value(rng), options.input);
-          std::memcpy(bytes.data() + 2 * i, &h, 2);
-          values[i] = decode(h, options.input);
+      const uint64_t stream = rng();
+      forChunks(values.size(), [&](size_t chunk, size_t begin, size_t end) {
+        std::mt19937_64 chunkRng(stream + chunk);
+        std::normal_distribution<float> chunkValue(0.f, 1.f);
+        for (size_t i = begin; i < end; ++i) {
+          if (quantized) {
+            uint8_t code = randomCode(chunkRng, options.input);
+            bytes[i] = code;
+            values[i] = decodeCode(code, options.input);
+          } else {
+            uint16_t h = encode(chunkValue(chunkRng), options.input);
+            std::memcpy(bytes.data() + 2 * i, &h, 2);
+            values[i] = decode(h, options.input);
+          }
         }
-      }
+      });
     };
     fill(x, xv);
     fill(w, wv);
@@ -155,18 +180,23 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
       }
     }
     std::vector<double> reference(m * n), magnitude(m * n);
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t c = 0; c < n; ++c) {
-        double sum = 0, size = 0;
-        for (int64_t i = 0; i < k; ++i) {
-          double p = xv[r * k + i] * wv[c * k + i];
-          sum += p;
-          size += std::abs(p);
+    forChunks(size_t(n), [&](size_t, size_t begin, size_t end) {
+      for (int64_t r = 0; r < m; ++r)
+        for (size_t c = begin; c < end; ++c) {
+          // Four partial sums: independent chains the compiler can keep in flight.
+          double sum[4] = {}, size[4] = {};
+          const double *xRow = &xv[r * k], *wRow = &wv[c * k];
+          for (int64_t i = 0; i < k; i += 4)
+            for (int64_t j = 0; j < 4 && i + j < k; ++j) {
+              double p = xRow[i + j] * wRow[i + j];
+              sum[j] += p;
+              size[j] += std::abs(p);
+            }
+          const double s = quantized ? double(xs[r]) * double(ws[c]) : 1.0;
+          reference[r * n + c] = (sum[0] + sum[1] + sum[2] + sum[3]) * s + biasValues[c];
+          magnitude[r * n + c] = (size[0] + size[1] + size[2] + size[3]) * s;
         }
-        const double s = quantized ? double(xs[r]) * double(ws[c]) : 1.0;
-        reference[r * n + c] = sum * s + biasValues[c];
-        magnitude[r * n + c] = size * s;
-      }
+    });
     const size_t outBytes = m * n * bytesOf(options.output);
     DeviceBuffer dx(device, x.size(), error), dw(device, w.size(), error), dout(device, outBytes, error),
         dbias(device, biasBytes.size(), error), dxs(device, xs.size() * 4, error), dws(device, ws.size() * 4, error);

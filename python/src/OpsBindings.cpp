@@ -7,6 +7,7 @@
 
 #include "wavetile/ops/Activations.h"
 #include "wavetile/ops/Gemm.h"
+#include "wavetile/ops/GemmTuner.h"
 #include "wavetile/ops/Norms.h"
 #include "wavetile/ops/Quant.h"
 #include "wavetile/ops/Rope.h"
@@ -188,6 +189,42 @@ void bindOps(py::module_ &m) {
       return gemm_a4w4(r, tensorOf(out), tensorOf(x), tensorOf(w), tensorOf(xScale), tensorOf(wScale),
                        bias ? &b : nullptr, e);
     });
+  });
+  m.def("tune_gemm", [](PyOpRuntime &rt, const std::string &op, const std::vector<std::array<int64_t, 3>> &shapes,
+                        dsl::DType input, dsl::DType output, bool bias, const std::string &table) {
+    GemmTuneOptions options;
+    options.op = op;
+    options.input = input;
+    options.output = output;
+    options.bias = bias;
+    std::vector<GemmShape> gemmShapes;
+    for (auto [m, n, k] : shapes)
+      gemmShapes.push_back({m, n, k});
+    std::vector<GemmTuneResult> results;
+    std::string error;
+    bool ok;
+    {
+      py::gil_scoped_release release; // every candidate compiles and runs
+      ok = tuneGemm(*rt.runtime, gemmShapes, options, &results, &error) &&
+           (table.empty() || writeGemmTable(table, *rt.runtime, options, results, &error));
+    }
+    if (!ok)
+      throw OpError(error);
+    py::list rows;
+    for (const GemmTuneResult &r : results) {
+      py::dict row;
+      row["M"] = r.shape.m;
+      row["N"] = r.shape.n;
+      row["K"] = r.shape.k;
+      row["config"] = r.best ? py::cast(r.best->key()) : py::none();
+      row["us"] = r.microseconds;
+      row["tried"] = r.tried;
+      row["wrong"] = r.wrong;
+      row["failed"] = r.failed;
+      row["first_failure"] = r.firstFailure;
+      rows.append(row);
+    }
+    return rows;
   });
   m.def("dequant", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input,
                       const PyTensor &scales) {

@@ -448,6 +448,22 @@ def test_gemm_a8w8_int8():
     np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
 
 
+def test_tune_gemm_writes_checked_rows(tmp_path):
+    table = tmp_path / "gemm_a8w8.csv"
+    table.write_text("target,cu_num,M,N,K,dtype,out_dtype,bias,block_m,block_n,block_k,stages,warps,split_k,skinny,us\n"
+                     "sm_90,132,64,64,64,i8,bf16,0,16,64,64,3,4,1,0,1.00\n")
+    rows = ops.tune_gemm("gemm_a8w8", [(2, 24, 130)], dtype="i8", table=str(table), device=None)
+    assert len(rows) == 1 and rows[0]["config"] is not None and rows[0]["wrong"] == 0
+    assert rows[0]["tried"] > rows[0]["failed"] and rows[0]["us"] > 0
+    lines = table.read_text().splitlines()
+    assert lines[1].startswith("host,") and ",2,24,130,i8,bf16,0," in lines[1]
+    assert lines[2].startswith("sm_90,132,64,")  # other rows are kept
+    with pytest.raises(ops.OpError, match="unknown dtype 'fp8'"):
+        ops.tune_gemm("gemm_a8w8", [(2, 24, 130)], dtype="fp8", device=None)
+    with pytest.raises(ops.OpError, match="triples"):
+        ops.tune_gemm("gemm_a16w16", [(2, 24)], device=None)
+
+
 def test_gemm_a4w4_round_trips_quantized_operands():
     rng = _rng(44)
     x, w = rng.normal(0, 1, (5, 128)).astype(np.float32), rng.normal(0, 1, (24, 128)).astype(np.float32)

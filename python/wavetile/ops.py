@@ -333,6 +333,32 @@ def gemm_a8w8(x, w, x_scale, w_scale, bias=None, dtype=None, out=None):
     return out
 
 
+def tune_gemm(op, shapes, dtype=None, out_dtype=None, bias=False, table=None, device=0):
+    """Tunes `op` ("gemm_a16w16" or "gemm_a8w8") for each (M, N, K) of `shapes` on cuda:`device`
+    (the host with device=None), as `wavetile tune` does (docs/tuning.md): every candidate is
+    checked against a double reference, the wrong ones dropped, the rest timed. `dtype` and
+    `out_dtype` are dtype names ("bf16", "f16", "f32", "f8E4M3FN", "f8E4M3FNUZ", "i8"; by
+    default bf16 in, or e4m3fn for gemm_a8w8, and bf16 out). With `table`, the results are
+    merged into that CSV. Returns one dict per shape: M, N, K, config (None when every
+    candidate was dropped), us, tried, wrong, failed, first_failure."""
+    if op not in ("gemm_a16w16", "gemm_a8w8"):
+        raise OpError(f"tune_gemm: op must be gemm_a16w16 or gemm_a8w8, got {op!r}")
+    names = {"bf16": language.bf16, "f16": language.f16, "f32": language.f32, "f8E4M3FN": language.float8_e4m3fn,
+             "f8E4M3FNUZ": language.float8_e4m3fnuz, "i8": language.i8}
+    dtype = dtype or ("f8E4M3FN" if op == "gemm_a8w8" else "bf16")
+    out_dtype = out_dtype or ("bf16" if op == "gemm_a8w8" else dtype)
+    for name in (dtype, out_dtype):
+        if name not in names:
+            raise OpError(f"tune_gemm: unknown dtype {name!r} (one of {', '.join(names)})")
+    shapes = [tuple(int(d) for d in s) for s in shapes]
+    if not shapes or any(len(s) != 3 or min(s) < 1 for s in shapes):
+        raise OpError("tune_gemm: shapes are (M, N, K) triples of positive integers")
+    key = -1 if device is None else device
+    if key not in _RUNTIMES:
+        _RUNTIMES[key] = _C.OpRuntime((_HOST.get() if key < 0 else _gpu(key)).device)
+    return _C.tune_gemm(_RUNTIMES[key], op, shapes, names[dtype], names[out_dtype], bias, table or "")
+
+
 def gemm_a8w8_blockscale(x, w, x_scale, w_scale, dtype=None, out=None):
     """DeepSeek-style block scales: x [M, K], w [N, K] fp8; x_scale f32 [M, ceil(K/128)],
     w_scale f32 [ceil(N/128), ceil(K/128)]; out [M, N] bf16 (default), f16 or float32."""

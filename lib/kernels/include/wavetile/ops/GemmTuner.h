@@ -37,8 +37,8 @@ struct GemmTuneResult {
 };
 
 /// The candidates the tuner sweeps for a shape: decode-sized M (≤ 64) narrow tiles with
-/// split-K 1 to 16; larger M 64 and 128 tiles, K steps of 32 and 64, 2 or 3 stages, 4 or 8
-/// warps.
+/// split-K 1 to 16, with or without the async-copy ring (1 or 3 stages); larger M 64 and
+/// 128 tiles, K steps of 32 and 64, 2 or 3 stages, 4 or 8 warps.
 std::vector<GemmConfig> gemmCandidates(const GemmShape &shape);
 
 /// Tunes each shape on `rt`'s device; false with an error only when the device itself fails
