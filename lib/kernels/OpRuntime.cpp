@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 
 #include "wavetile/Jit.h"
 
@@ -82,16 +83,19 @@ TunedDispatch *OpRuntime::tuned(const std::string &op, const std::vector<std::st
   auto it = tuned_.find(op);
   if (it != tuned_.end())
     return it->second.get();
+  // $WAVETILE_TUNED_DIR/<op>.csv replaces the table shipped inside the library.
   const char *dir = std::getenv("WAVETILE_TUNED_DIR");
-  std::string path = std::string(dir ? dir : WAVETILE_DEFAULT_TUNED_DIR) + "/" + op + ".csv";
-  TunedConfigs configs(keyColumns);
-  if (std::filesystem::exists(path)) {
-    auto loaded = TunedConfigs::load(path, keyColumns, error);
-    if (!loaded)
-      return nullptr;
-    configs = std::move(*loaded);
+  const std::string path = dir ? std::string(dir) + "/" + op + ".csv" : std::string();
+  std::optional<TunedConfigs> configs = TunedConfigs(keyColumns); // no table: every shape untuned
+  if (!path.empty() && std::filesystem::exists(path)) {
+    configs = TunedConfigs::load(path, keyColumns, error);
+  } else if (const char *shipped = shippedTable(op)) {
+    std::istringstream in(shipped);
+    configs = TunedConfigs::parse(in, "shipped " + op + ".csv", keyColumns, error);
   }
-  auto dispatch = std::make_unique<TunedDispatch>(op, std::move(configs), TunedDispatch::Options::fromEnvironment());
+  if (!configs)
+    return nullptr;
+  auto dispatch = std::make_unique<TunedDispatch>(op, std::move(*configs), TunedDispatch::Options::fromEnvironment());
   return tuned_.emplace(op, std::move(dispatch)).first->second.get();
 }
 

@@ -59,6 +59,11 @@ std::optional<TunedConfigs> TunedConfigs::load(const std::string &path, std::vec
     *error = path + ": cannot be read";
     return std::nullopt;
   }
+  return parse(in, path, std::move(keyColumns), error);
+}
+
+std::optional<TunedConfigs> TunedConfigs::parse(std::istream &in, const std::string &path,
+                                                std::vector<std::string> keyColumns, std::string *error) {
   TunedConfigs configs(std::move(keyColumns));
   std::vector<std::string> header;
   std::string line;

@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <random>
+#include <sstream>
 
 using namespace wavetile;
 using namespace wavetile::ops;
@@ -109,8 +110,32 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(GemmOp, DefaultSplitsDecodeShapesOverTheMultiprocessors) {
   GemmConfig decode = defaultGemmConfig(1, 8192, 8192, 132);
   EXPECT_EQ(decode.blockM, 16);
-  EXPECT_GT(decode.splitK, 1);
-  EXPECT_EQ(defaultGemmConfig(4096, 4096, 4096, 132).splitK, 1);
+  EXPECT_EQ(decode.stages, 1); // streamed through registers: faster than the ring for decode
+  // 160 tiles of 64 columns: split until 132 multiprocessors have four tiles each.
+  EXPECT_EQ(defaultGemmConfig(1, 10240, 8192, 132).splitK, 4);
+  // Each split keeps at least 256 of K: 1024 splits in four, 1000 in two.
+  EXPECT_EQ(defaultGemmConfig(1, 64, 1024, 132).splitK, 4);
+  EXPECT_EQ(defaultGemmConfig(1, 64, 1000, 132).splitK, 2);
+  GemmConfig large = defaultGemmConfig(4096, 4096, 4096, 132);
+  EXPECT_EQ(large.splitK, 1);
+  EXPECT_GT(large.stages, 1);
+}
+
+TEST(GemmOp, ShippedTablesParseAndHoldValidConfigurations) {
+  for (const char *op : {"gemm_a16w16", "gemm_a8w8"}) {
+    const char *text = shippedTable(op);
+    ASSERT_TRUE(text) << op;
+    std::istringstream in(text);
+    std::string error;
+    auto table = TunedConfigs::parse(in, op, gemmTuningKeys(), &error);
+    ASSERT_TRUE(table) << error;
+    EXPECT_GT(table->size(), 0u) << op;
+    for (const TunedRow &row : table->rows()) {
+      EXPECT_EQ(row.at("target"), "sm_90");
+      EXPECT_TRUE(gemmConfigOf(row, &error)) << op << ": " << error;
+    }
+  }
+  EXPECT_EQ(shippedTable("rmsnorm2d_fwd"), nullptr);
 }
 
 TEST(GemmOp, RefusesBadArguments) {

@@ -86,8 +86,9 @@ public:
   TensorRef workspace(size_t bytes, std::string *error);
 
   /// The tuned-configuration table of `op` (docs/tuning.md), keyed by `keyColumns`: read
-  /// once from $WAVETILE_TUNED_DIR/<op>.csv, else the repository's lib/kernels/configs/;
-  /// a missing file is an empty table, a malformed one an error (null, *error says why).
+  /// once from $WAVETILE_TUNED_DIR/<op>.csv when that exists, else the table shipped inside
+  /// the library (shippedTable), else empty; a malformed one is an error (null, *error
+  /// says why).
   TunedDispatch *tuned(const std::string &op, const std::vector<std::string> &keyColumns, std::string *error);
 
   /// Specializations compiled and loaded so far.

@@ -14,6 +14,7 @@
 #define WAVETILE_OPS_TUNING_H
 
 #include <cstdint>
+#include <iosfwd>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -22,6 +23,10 @@
 #include <vector>
 
 namespace wavetile::ops {
+
+/// The table lib/kernels/configs/<op>.csv as it was when the library was built, or null
+/// when none shipped: tables travel inside the library, not beside it.
+const char *shippedTable(const std::string &op);
 
 /// One row: column name -> value, as written in the file.
 using TunedRow = std::map<std::string, std::string>;
@@ -37,6 +42,9 @@ public:
   /// problem: a missing key column, a wrong field count, a non-integer M, a repeated key.
   static std::optional<TunedConfigs> load(const std::string &path, std::vector<std::string> keyColumns,
                                           std::string *error);
+  /// The same from a stream; errors name `path`.
+  static std::optional<TunedConfigs> parse(std::istream &in, const std::string &path,
+                                           std::vector<std::string> keyColumns, std::string *error);
 
   const std::vector<std::string> &keyColumns() const { return keyColumns_; }
   size_t size() const { return rows_.size(); }
