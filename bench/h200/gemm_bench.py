@@ -2,14 +2,19 @@
 """The GEMM family (wavetile.ops.gemm_a16w16, gemm_a8w8) on an NVIDIA GPU against cuBLAS
 (torch.matmul), torch._scaled_mm (fp8) and a Triton GEMM written here, interleaved in one
 process (issue 6's benchmark). Numerics first (against an fp32 torch product), then device
-time per call (CUDA-graph replays, bench/h200/ops_bench.py's method). Decode shapes use
-Llama-3-70B and DeepSeek-V3 layer sizes. With WAVETILE_TUNED_DIR set, gemm_a16w16 reads the
-tables `wavetile tune` wrote there.
+time per call (CUDA-graph replays over rotating inputs, bench/h200/ops_bench.py's method).
+Decode shapes use Llama-3-70B and DeepSeek-V3 layer sizes. With WAVETILE_TUNED_DIR set, the
+ops read the tables there; TUNE=DTYPE:SET[,...] (DTYPE bf16 or fp8, SET decode or large)
+first tunes those shapes (wavetile.ops.tune_gemm, as `wavetile tune` does) into that
+directory. GEMMS=bf16,fp8 picks what is benchmarked; RESULT names the report ($OUT/$RESULT.md
+and .json).
 
 Run by bench/h200/python.sh bench/h200/gemm_bench.py (carry dist/python).
 """
+import json
 import os
 import sys
+import time
 import tempfile
 
 os.environ.setdefault("WAVETILE_CACHE_DIR", tempfile.mkdtemp(prefix="wavetile-cache-"))
@@ -60,7 +65,12 @@ def bf16_case(m, n, k, g):
             torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=g) / k ** 0.5)
 
 
+checks = 0
+
+
 def check(name, got, ref, tolerance):
+    global checks
+    checks += 1
     err = ((got.float() - ref).abs() / ref.abs().clamp(min=1.0)).max().item()
     ok = err <= tolerance and not got.isnan().any().item()
     b.failures += not ok
@@ -70,8 +80,8 @@ def check(name, got, ref, tolerance):
 def bench_bf16(shapes):
     b.report("## gemm_a16w16 (bf16 → bf16), Y = X·Wᵀ")
     b.report("")
-    b.report("| M | N | K | wavetile µs | TFLOP/s | cuBLAS µs | Triton µs | vs cuBLAS | vs Triton | max rel err |")
-    b.report("|---|---|---|---|---|---|---|---|---|---|")
+    b.report("| M | N | K | wavetile µs | TFLOP/s | W TB/s | cuBLAS µs | Triton µs | vs cuBLAS | vs Triton | max rel err |")
+    b.report("|---|---|---|---|---|---|---|---|---|---|---|")
     g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
     impls = {"wavetile": lambda x, w: ops.gemm_a16w16(x, w), "cublas": lambda x, w: x @ w.t(),
              "triton": triton_gemm}
@@ -83,32 +93,100 @@ def bench_bf16(shapes):
         b.results.append({"op": "gemm_a16w16", "M": m, "N": n, "K": k, **{f"{q}_us": v for q, v in t.items()},
                           "max_rel_err": err, "ok": ok})
         b.report(f"| {m} | {n} | {k} | {t['wavetile']:.2f} | {2 * m * n * k / t['wavetile'] / 1e6:.1f} | "
+                 f"{2 * n * k / t['wavetile'] / 1e6:.2f} | "
                  f"{t['cublas']:.2f} | {t['triton']:.2f} | {t['cublas'] / t['wavetile']:.2f} | "
                  f"{t['triton'] / t['wavetile']:.2f} | {err:.1e}{'' if ok else ' FAIL'} |")
+        save()
     b.report("")
+
+
+def scaled_mm(x, w, xs, ws):
+    return torch._scaled_mm(x, w.t(), scale_a=xs, scale_b=ws, out_dtype=torch.bfloat16)
+
+
+def fp8_case(m, n, k, g):
+    return ((torch.randn(m, k, device="cuda", generator=g) * 2).to(torch.float8_e4m3fn),
+            (torch.randn(n, k, device="cuda", generator=g) * 2).to(torch.float8_e4m3fn),
+            torch.rand(m, 1, device="cuda", generator=g) / 100 + 1e-3,
+            torch.rand(1, n, device="cuda", generator=g) / 100 + 1e-3)
 
 
 def bench_fp8(shapes):
     b.report("## gemm_a8w8 (fp8 e4m3fn, per-token × per-channel scales → bf16)")
     b.report("")
-    b.report("| M | N | K | wavetile µs | _scaled_mm µs | vs _scaled_mm | max rel err |")
-    b.report("|---|---|---|---|---|---|---|")
+    b.report("| M | N | K | wavetile µs | TFLOP/s | W TB/s | _scaled_mm µs | vs _scaled_mm | max rel err |")
+    b.report("|---|---|---|---|---|---|---|---|---|")
     g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
     for m, n, k in shapes:
-        x = (torch.randn(m, k, device="cuda", generator=g) * 2).to(torch.float8_e4m3fn)
-        w = (torch.randn(n, k, device="cuda", generator=g) * 2).to(torch.float8_e4m3fn)
-        xs = torch.rand(m, 1, device="cuda", generator=g) / 100 + 1e-3
-        ws = torch.rand(1, n, device="cuda", generator=g) / 100 + 1e-3
-        ours = lambda: ops.gemm_a8w8(x, w, xs, ws)  # noqa: E731
-        theirs = lambda: torch._scaled_mm(x, w.t(), scale_a=xs, scale_b=ws, out_dtype=torch.bfloat16)  # noqa: E731
+        batches = [fp8_case(m, n, k, g) for _ in range(2 if m * k + n * k > (32 << 20) else 8)]
+        x, w, xs, ws = batches[0]
         ref = (x.float() @ w.float().t()) * xs * ws
-        err, ok = check("gemm_a8w8", ours(), ref, 2e-2)
-        t_ours = b.graph_time(lambda: ours(), [()])
-        t_theirs = b.graph_time(lambda: theirs(), [()])
+        err, ok = check("gemm_a8w8", ops.gemm_a8w8(x, w, xs, ws), ref, 2e-2)
+        t_ours = b.graph_time(ops.gemm_a8w8, batches)
+        try:
+            t_theirs = b.graph_time(scaled_mm, batches)
+        except RuntimeError as e:  # _scaled_mm's own shape rules
+            print(f"_scaled_mm {m}x{n}x{k}: {e}")
+            t_theirs = float("nan")
         b.results.append({"op": "gemm_a8w8", "M": m, "N": n, "K": k, "wavetile_us": t_ours,
                           "scaled_mm_us": t_theirs, "max_rel_err": err, "ok": ok})
-        b.report(f"| {m} | {n} | {k} | {t_ours:.2f} | {t_theirs:.2f} | {t_theirs / t_ours:.2f} | "
-                 f"{err:.1e}{'' if ok else ' FAIL'} |")
+        b.report(f"| {m} | {n} | {k} | {t_ours:.2f} | {2 * m * n * k / t_ours / 1e6:.1f} | {n * k / t_ours / 1e6:.2f} | "
+                 f"{t_theirs:.2f} | {t_theirs / t_ours:.2f} | {err:.1e}{'' if ok else ' FAIL'} |")
+        save()
+    b.report("")
+
+
+def tune(requests, sets):
+    """Tunes each (dtype, set of shapes) into $WAVETILE_TUNED_DIR and reports the winners."""
+    tuned_dir = os.environ["WAVETILE_TUNED_DIR"]
+    os.makedirs(tuned_dir, exist_ok=True)
+    for request in requests:
+        dtype, which = request.split(":")
+        shapes = sets[which]
+        op, name = ("gemm_a8w8", "f8E4M3FN") if dtype == "fp8" else ("gemm_a16w16", "bf16")
+        b.report(f"## tuned {op} ({name})")
+        b.report("")
+        b.report("| M | N | K | best | µs (events) | tried | wrong | failed | s |")
+        b.report("|---|---|---|---|---|---|---|---|---|")
+        for shape in shapes:  # one at a time: the table keeps what a cut-short run finished
+            start = time.time()
+            r = ops.tune_gemm(op, [shape], dtype=name, table=os.path.join(tuned_dir, op + ".csv"))[0]
+            b.report(f"| {r['M']} | {r['N']} | {r['K']} | {r['config']} | {r['us']:.2f} | {r['tried']} | "
+                     f"{r['wrong']} | {r['failed']} | {time.time() - start:.0f} |")
+            save()
+            b.failures += r["wrong"] > 0 or r["config"] is None
+            if r["first_failure"]:
+                print(f"{op} {r['M']}x{r['N']}x{r['K']}: first dropped: {r['first_failure']}")
+        b.report("")
+
+
+def save():
+    """Writes the report so far: a run cut short keeps what it measured."""
+    result = os.environ.get("RESULT", "gemm_bench")
+    with open(os.path.join(b.OUT, result + ".md"), "w") as f:
+        f.write("\n".join(b.lines) + "\n")
+    with open(os.path.join(b.OUT, result + ".json"), "w") as f:
+        json.dump(b.results, f, indent=1)
+
+
+def odd_shape_numerics():
+    """Shapes with tails in M, N and K (K odd: the unaligned kernels too), both dtypes, the
+    default and a split-K configuration, outputs poisoned first."""
+    b.report("## odd shapes (numerics only)")
+    b.report("")
+    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    for m, n, k in [(1, 129, 200), (5, 75, 161), (17, 1000, 1100), (130, 75, 4104), (67, 300, 999)]:
+        x, w = bf16_case(m, n, k, g)
+        for config in (None, (16, 64, 64, 3, 4, 4)):
+            out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+            ops.gemm_a16w16(x, w, out=out, config=config)
+            err, ok = check("gemm_a16w16", out, x.float() @ w.float().t(), 2e-2)
+            b.report(f"gemm_a16w16 {m}x{n}x{k} config {config}: max rel err {err:.1e} {'ok' if ok else 'FAIL'}")
+        x8, w8, xs, ws = fp8_case(m, n, k, g)
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        ops.gemm_a8w8(x8, w8, xs, ws, out=out)
+        err, ok = check("gemm_a8w8", out, (x8.float() @ w8.float().t()) * xs * ws, 2e-2)
+        b.report(f"gemm_a8w8 {m}x{n}x{k}: max rel err {err:.1e} {'ok' if ok else 'FAIL'}")
     b.report("")
 
 
@@ -120,14 +198,19 @@ def main():
              f"{os.environ.get('WAVETILE_TUNED_DIR', '(none)')}")
     b.report("")
     decode = [(m, n, k) for n, k in DECODE_NK for m in DECODE_M]
+    if os.environ.get("TUNE"):  # first: the ops read their tables once, at their first call
+        tune(os.environ["TUNE"].split(","), {"decode": decode, "large": LARGE})
+    odd_shape_numerics()
     which = os.environ.get("GEMMS", "bf16,fp8").split(",")
     if "bf16" in which:
         bench_bf16(decode + LARGE)
     if "fp8" in which:
         bench_fp8(decode + LARGE)
-    b.report(f"numerics: {len([r for r in b.results if 'ok' in r]) - b.failures} passed, {b.failures} failed")
-    with open(os.path.join(b.OUT, "gemm_bench.md"), "w") as f:
-        f.write("\n".join(b.lines) + "\n")
+    b.report(f"numerics: {checks} checked, {b.failures} failed (tuned shapes with a wrong or no candidate count too)")
+    save()
+    import plot_gemm
+    plot_gemm.plot(b.results, os.path.join(b.OUT, os.environ.get("RESULT", "gemm_bench") + ".png"),
+                   f"{props.name}, CUDA-graph device time")
     return 1 if b.failures else 0
 
 
