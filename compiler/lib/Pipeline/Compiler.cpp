@@ -85,6 +85,9 @@ Module::Impl::Impl() {
   mlir::DialectRegistry registry;
   registerDialects(registry);
   context = std::make_unique<mlir::MLIRContext>(registry);
+  // Errors name the op's source location; a printout of the whole kernel after each one
+  // buries the message.
+  context->printOpOnDiagnostic(false);
   context->loadDialect<tile::TileDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,
                        mlir::math::MathDialect, mlir::scf::SCFDialect>();
 }
