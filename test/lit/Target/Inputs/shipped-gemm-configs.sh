@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Compiles every distinct row of the shipped GEMM tables (lib/kernels/configs) for sm_90,
+# gfx942 and gfx950 and checks each code object; prints one line per row and target (ok,
+# skip with why, or FAIL with what is missing) and a summary. Exit status 1 on any FAIL.
+#   shipped-gemm-configs.sh WAVETILE CONFIG_DIR WORK_DIR
+set -uo pipefail
+wavetile=$1 configs=$2 work=$3
+report() { echo "$1 $2"; }
+# needs TEXT PATTERN...: the patterns that TEXT lacks.
+needs() {
+  local text=$1 missing=() p
+  shift
+  for p in "$@"; do grep -qE -- "$p" <<<"$text" || missing+=("$p"); done
+  echo "${missing[*]}"
+}
+for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv; do
+  op=$(basename "$table" .csv)
+  # Columns: target,cu_num,M,N,K,dtype,out_dtype,bias,block_m,block_n,block_k,stages,warps,split_k,skinny,us
+  tail -n +2 "$table" | grep -v '^#' | cut -d, -f4-15 | sort -u |
+    while IFS=, read -r n k dtype out bias bm bn bk stages warps split skinny; do
+      config="bm=$bm:bn=$bn:bk=$bk:stages=$stages:warps=$warps:splitk=$split$([[ $skinny == 1 ]] && echo :skinny)"
+      for target in sm_90 gfx942 gfx950; do
+        input=$dtype
+        [[ $op == gemm_a8w8 && $target == gfx942 ]] && input=f8E4M3FNUZ # gfx942's MFMA format
+        if [[ $op == gemm_a8w8 ]]; then
+          spec="gemm_a8w8:$out:$k:n=$n:in=$input:token:channel:$config"
+        else
+          spec="gemm_a16w16:$dtype:$k:n=$n:out=$out:$config"
+        fi
+        spec+=$([[ $bias == 1 ]] && echo :bias):a16
+        name="$spec on $target"
+        object=$work/object.$([[ $target == sm_90 ]] && echo ptx || echo hsaco)
+        if ! error=$("$wavetile" compile --op "$spec" --target "$target" -o "$object" 2>&1); then
+          if grep -q "may use at most" <<<"$error"; then
+            report skip "$name (its shared memory exceeds the target's)"
+          else
+            report FAIL "$name: $error"
+          fi
+          continue
+        fi
+        # The first kernel is the GEMM (a split-K module adds gemm_reduce after it).
+        info=$("$wavetile" inspect "$object" | awk '/^kernel /{n++} n==1')
+        if [[ $skinny == 1 ]]; then # vector-unit products: no matrix instructions, no LDS operands
+          missing=$(needs "$info" 'spill_store_bytes=0 spill_load_bytes=0|vgpr_spill_count=0 sgpr_spill_count=0' \
+            'ld\.global\.v4|buffer_load_dwordx4')
+        elif [[ $target == sm_90 ]]; then
+          ring=$([[ $stages -gt 1 ]] && echo 'cp\.async\.cg\.shared\.global=' || echo '')
+          missing=$(needs "$info" 'spill_store_bytes=0 spill_load_bytes=0' 'mma\.sync\.aligned' $ring)
+          [[ $stages -le 1 ]] && grep -q 'cp\.async' <<<"$info" && missing+=" (cp.async without a ring)"
+        else
+          # 128-bit buffer loads (into registers, or straight into LDS for deeper rings). LDS
+          # operand reads: gfx950's bf16/fp8 MFMA fragments are 128 bits per lane; gfx942's
+          # are 64 (reading two K steps at once is not done yet).
+          lds_read=$([[ $target == gfx950 ]] && echo 'ds_read_b128=' || echo 'ds_read_b(64|128)=')
+          missing=$(needs "$info" 'private_segment_fixed_size=0 vgpr_spill_count=0 sgpr_spill_count=0' \
+            'occupancy [0-9]+ waves/SIMD' 'v_mfma' 'buffer_load_dwordx4(_lds)?=' "$lds_read")
+        fi
+        if [[ -z $missing ]]; then report ok "$name"; else report FAIL "$name lacks: $missing"; fi
+      done
+    done
+done | tee "$work/lines.txt"
+ok=$(grep -c '^ok ' "$work/lines.txt") skipped=$(grep -c '^skip ' "$work/lines.txt")
+failed=$(grep -c '^FAIL ' "$work/lines.txt")
+echo "shipped GEMM configurations: $ok ok, $skipped skipped, $failed failed"
+((failed == 0))
