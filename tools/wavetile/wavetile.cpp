@@ -13,6 +13,7 @@
 #include "wavetile/ops/Catalog.h"
 
 #include "wavetile/Compiler.h"
+#include "wavetile/Emulator.h"
 #include "wavetile/Jit.h"
 #include "wavetile/Target/GPUTargets.h"
 
@@ -62,14 +63,17 @@ const char *kUsage =
     "                                         say where the code object came from and how long it\n"
     "                                         took (WAVETILE_CACHE_DIR, WAVETILE_CACHE=0,\n"
     "                                         WAVETILE_DUMP_IR=DIR)\n"
-    "  tune --op gemm_a16w16 --shapes M:N:K[,..] [--dtype D] [--out-dtype D] [--bias] [--device host|gpu] -o TABLE.csv\n"
+    "  tune --op gemm_a16w16 --shapes M:N:K[,..] [--dtype D] [--out-dtype D] [--bias] [--device host|gpu] -o "
+    "TABLE.csv\n"
     "                                         sweep configurations on this device, check each against a\n"
     "                                         reference, time the correct ones, write the fastest per shape\n"
     "  inspect FILE [--json]                  registers, LDS, spills, occupancy and an instruction\n"
     "                                         histogram of an hsaco or a PTX file\n"
-    "  run NAME [--shape D0,D1,..] [--seed S] [--save DIR]\n"
+    "  run NAME [--shape D0,D1,..] [--seed S] [--save DIR] [--emulate gfx942|gfx950|sm_90|sm_90a]\n"
     "                                         run an example on the host against its reference;\n"
-    "                                         --save writes the launch and its outputs to DIR\n"
+    "                                         --save writes the launch and its outputs to DIR;\n"
+    "                                         --emulate compiles it for that GPU target and runs the\n"
+    "                                         per-thread code lane by lane (docs/emulator.md)\n"
     "  demo                                   check every example on the host and compile it for\n"
     "                                         every GPU target, with its resources\n";
 
@@ -92,9 +96,9 @@ std::optional<Options> parseOptions(int argc, char **argv, int first, std::strin
   Options options;
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--target" || arg == "--emit" || arg == "-o" || arg == "--example" || arg == "--op" || arg == "--shape" ||
-        arg == "--seed" || arg == "--save" || arg == "--manifest" || arg == "--shapes" || arg == "--dtype" ||
-        arg == "--out-dtype" || arg == "--device") {
+    if (arg == "--target" || arg == "--emit" || arg == "-o" || arg == "--example" || arg == "--op" ||
+        arg == "--shape" || arg == "--seed" || arg == "--save" || arg == "--manifest" || arg == "--shapes" ||
+        arg == "--dtype" || arg == "--out-dtype" || arg == "--device" || arg == "--emulate") {
       if (i + 1 >= argc) {
         *error = "option " + arg + " needs a value";
         return std::nullopt;
@@ -300,24 +304,41 @@ std::string shapeText(const Example &example, const std::vector<int64_t> &shape)
 }
 
 /// Builds, JIT-compiles and checks one example; prints one line per shape. With `saveDir`,
-/// also writes each launch (inputs and host outputs) there for runs on other machines.
+/// also writes each launch (inputs and host outputs) there for runs on other machines. With
+/// `emulated`, the kernels are compiled for that GPU target and run by the emulator.
 bool runExample(const Example &example, const std::vector<std::vector<int64_t>> &shapes, uint64_t seed,
-                const std::string &saveDir = {}) {
+                const std::string &saveDir = {}, const GpuTarget *emulated = nullptr) {
   std::string error;
   auto start = std::chrono::steady_clock::now();
   auto module = example.build(&error);
-  auto exe = module ? HostExecutable::compile(*module, &error) : nullptr;
+  std::unique_ptr<HostExecutable> exe;
+  std::unique_ptr<EmulatedModule> emulator;
+  if (module && emulated)
+    emulator = EmulatedModule::compile(*module, *emulated, &error);
+  else if (module)
+    exe = HostExecutable::compile(*module, &error);
   double compileSeconds = secondsSince(start);
-  if (!exe) {
-    std::printf("%-*s host   FAILED to compile:\n%s\n", kNameWidth, example.name.c_str(), error.c_str());
+  const std::string where = emulated ? std::string(emulated->name) + "*" : "host";
+  if (!exe && !emulator) {
+    std::printf("%-*s %-6s FAILED to compile:\n%s\n", kNameWidth, example.name.c_str(), where.c_str(), error.c_str());
     return false;
   }
+  // The emulator runs the plan the host would: same grid, same buffers.
+  auto runEmulated = [&](LaunchPlan &plan, CheckReport &report) {
+    auto args = argumentsOf(plan, &report.summary);
+    auto begin = std::chrono::steady_clock::now();
+    bool ok = args && emulator->launch(plan.kernel, plan.grid, *args, &report.summary);
+    report.runSeconds = secondsSince(begin);
+    if (!ok)
+      report.summary = "launch failed: " + report.summary;
+    return ok;
+  };
   bool allPassed = true;
   for (const auto &shape : shapes) {
     LaunchPlan plan = example.prepare(shape, seed);
     const LaunchPlan initial = saveDir.empty() ? LaunchPlan{} : plan;
     CheckReport report;
-    if (runOnHost(*exe, plan, report)) {
+    if (emulator ? runEmulated(plan, report) : runOnHost(*exe, plan, report)) {
       double seconds = report.runSeconds;
       report = example.verify(plan);
       report.runSeconds = seconds;
@@ -327,9 +348,9 @@ bool runExample(const Example &example, const std::vector<std::vector<int64_t>> 
       report.passed = false;
     }
     allPassed &= report.passed;
-    std::printf("%-*s host   %-22s compile %6.3f s  run %8.4f s  %-6s %s\n", kNameWidth, example.name.c_str(),
-                shapeText(example, shape).c_str(), compileSeconds, report.runSeconds, report.passed ? "PASS" : "FAIL",
-                report.summary.c_str());
+    std::printf("%-*s %-6s %-22s compile %6.3f s  run %8.4f s  %-6s %s\n", kNameWidth, example.name.c_str(),
+                where.c_str(), shapeText(example, shape).c_str(), compileSeconds, report.runSeconds,
+                report.passed ? "PASS" : "FAIL", report.summary.c_str());
   }
   return allPassed;
 }
@@ -357,7 +378,16 @@ int runCommand(const Options &options) {
   uint64_t seed = seedFrom(options);
   std::printf("seed %llu\n", (unsigned long long)seed);
   std::string saveDir = options.values.count("--save") ? options.values.at("--save") : "";
-  return runExample(*example, shapes, seed, saveDir) ? 0 : 1;
+  std::optional<GpuTarget> emulated;
+  if (options.values.count("--emulate")) {
+    emulated = lookupGpuTarget(options.values.at("--emulate"));
+    if (!emulated)
+      return usageError("unknown target '" + options.values.at("--emulate") +
+                        "'; known targets: " + gpuTargetNameList());
+    if (!saveDir.empty())
+      return usageError("--save writes host results; it does not go with --emulate");
+  }
+  return runExample(*example, shapes, seed, saveDir, emulated ? &*emulated : nullptr) ? 0 : 1;
 }
 
 /// Compiles an example for every GPU target and prints its resources.

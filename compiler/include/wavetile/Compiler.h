@@ -71,6 +71,11 @@ struct CodeObject {
 std::optional<CodeObject> compileKernelsForGpu(const Module &module, const GpuTarget &target, std::string *error,
                                               const std::optional<std::string> &dumpDirectory = std::nullopt);
 
+/// The module lowered for `target` as compileKernelsForGpu lowers it, stopped before LLVM
+/// code generation: `image` is the per-thread MLIR (LLVM dialect with ROCDL or NVVM ops)
+/// that the emulator runs (wavetile/Emulator.h), with the same manifest.
+std::optional<CodeObject> lowerKernelsForEmulation(const Module &module, const GpuTarget &target, std::string *error);
+
 /// How K loops of kernels with tile.num_stages are software-pipelined on the host: the way
 /// NVIDIA targets do it (async copies) or the way CDNA does it (tiles staged in registers),
 /// so the host runs, and checks, the program a GPU target gets.

@@ -310,20 +310,17 @@ std::optional<std::string> wavetile::compileForGpu(const Module &module, const G
   return std::move(*out);
 }
 
-std::optional<CodeObject> wavetile::compileKernelsForGpu(const Module &module, const GpuTarget &target,
-                                                        std::string *error,
-                                                        const std::optional<std::string> &dumpDirectory) {
-  auto lowered = lowerForGpu(module, target, error, dumpDirectory);
-  if (!lowered)
-    return std::nullopt;
-  CodeObject binary;
-  binary.manifest.target = std::string(target.name);
+/// The manifest of `module`'s tile kernels once lowered for `target`.
+static std::optional<ModuleManifest> manifestOf(const Module &module, const LoweredForGpu &lowered,
+                                                const GpuTarget &target, std::string *error) {
+  ModuleManifest manifest;
+  manifest.target = std::string(target.name);
   // The manifest describes the tile kernels: their signatures from the tile IR, block and
   // shared sizes from the LLVM functions made of them (the workgroup globals they address).
   for (const KernelSignature &signature : module.kernels()) {
     KernelManifest kernel{signature};
     bool found = false;
-    for (auto gpuModule : lowered->gpuModules) {
+    for (auto gpuModule : lowered.gpuModules) {
       auto func = gpuModule.lookupSymbol<mlir::LLVM::LLVMFuncOp>(signature.name);
       if (!func)
         continue;
@@ -347,8 +344,35 @@ std::optional<CodeObject> wavetile::compileKernelsForGpu(const Module &module, c
         *error = "kernel '" + signature.name + "' has no GPU function after lowering\n";
       return std::nullopt;
     }
-    binary.manifest.kernels.push_back(std::move(kernel));
+    manifest.kernels.push_back(std::move(kernel));
   }
+  return manifest;
+}
+
+std::optional<CodeObject> wavetile::lowerKernelsForEmulation(const Module &module, const GpuTarget &target,
+                                                             std::string *error) {
+  auto lowered = lowerForGpu(module, target, error);
+  if (!lowered)
+    return std::nullopt;
+  auto manifest = manifestOf(module, *lowered, target, error);
+  if (!manifest)
+    return std::nullopt;
+  CodeObject object{std::string(), std::move(*manifest)};
+  llvm::raw_string_ostream os(object.image);
+  lowered->module->print(os);
+  return object;
+}
+
+std::optional<CodeObject> wavetile::compileKernelsForGpu(const Module &module, const GpuTarget &target,
+                                                         std::string *error,
+                                                         const std::optional<std::string> &dumpDirectory) {
+  auto lowered = lowerForGpu(module, target, error, dumpDirectory);
+  if (!lowered)
+    return std::nullopt;
+  auto manifest = manifestOf(module, *lowered, target, error);
+  if (!manifest)
+    return std::nullopt;
+  CodeObject binary{std::string(), std::move(*manifest)};
   auto image = compileGpuModules(lowered->gpuModules, target, GpuEmit::Binary, error);
   if (mlir::failed(image))
     return std::nullopt;

@@ -1,0 +1,1212 @@
+//===- Emulator.cpp - GPU kernels interpreted lane by lane on the host ----===//
+//
+// Each lane of a workgroup is an interpreter context (its block, next operation and value
+// map) that runs until it reaches a barrier, a cross-lane operation or its return; the
+// scheduler releases a barrier once every lane still running has reached one, and runs a
+// cross-lane operation once every running lane of the wave waits at it. Values are kept as
+// the bit patterns of their elements (vectors and aggregates flattened), so every integer
+// and floating-point operation is computed at its own width and rounding.
+//
+// Cross-lane semantics follow the vendors' documents, not the compiler's atom table:
+//   - rocdl.update.dpp: AMD's DPP_CTRL encodings (quad_perm, row shifts and rotates, wave
+//     shifts, row mirrors and broadcasts), row and bank masks, bound_ctrl.
+//   - rocdl.ds_bpermute: each lane reads the lane addressed by bits [7:2] of its address.
+//   - rocdl.mbcnt.lo/hi: the set bits of the mask below the lane.
+//   - nvvm.shfl.sync: PTX's shfl.sync (up, down, bfly, idx; clamp and segment mask).
+//   - Buffer loads and stores (raw, offset mode): out-of-range components read 0 and are
+//     not written; each 32-bit component is range-checked on its own against num_records.
+//
+//===----------------------------------------------------------------------===//
+
+#include "wavetile/Emulator.h"
+
+#include "mlir/Dialect/DLTI/DLTI.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+using namespace mlir;
+
+namespace wavetile {
+
+struct EmulatedModule::Impl {
+  std::unique_ptr<MLIRContext> context;
+  OwningOpRef<ModuleOp> module;
+  ModuleManifest manifest;
+  GpuTarget target;
+};
+
+} // namespace wavetile
+
+using namespace wavetile;
+
+namespace {
+
+/// A value: the bits of each element (a scalar has one; vectors, structs and arrays are
+/// flattened in order). Pointers are addresses (host addresses for global memory, byte
+/// offsets for LDS); a buffer resource is {base, stride, num_records, flags}.
+using Bits = SmallVector<uint64_t, 4>;
+
+/// Raised by an operation that cannot go on; the launch reports it with the lane.
+struct Fault {
+  std::string message;
+};
+
+[[noreturn]] void fault(const std::string &message) { throw Fault{message}; }
+
+//===----------------------------------------------------------------------===//
+// Types and scalar arithmetic
+//===----------------------------------------------------------------------===//
+
+/// The scalar types of `type`'s elements, flattened.
+void flatten(Type type, SmallVectorImpl<Type> &out) {
+  if (auto vector = dyn_cast<VectorType>(type)) {
+    out.append(vector.getNumElements(), vector.getElementType());
+  } else if (auto array = dyn_cast<LLVM::LLVMArrayType>(type)) {
+    for (unsigned i = 0; i < array.getNumElements(); ++i)
+      flatten(array.getElementType(), out);
+  } else if (auto structType = dyn_cast<LLVM::LLVMStructType>(type)) {
+    for (Type field : structType.getBody())
+      flatten(field, out);
+  } else {
+    out.push_back(type);
+  }
+}
+
+SmallVector<Type> scalarsOf(Type type) {
+  SmallVector<Type> out;
+  flatten(type, out);
+  return out;
+}
+
+Type elementOf(Type type) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.getElementType();
+  return type;
+}
+
+std::string typeName(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  type.print(os);
+  return s;
+}
+
+unsigned widthOf(Type type) {
+  if (auto integer = dyn_cast<IntegerType>(type))
+    return integer.getWidth();
+  if (auto flt = dyn_cast<FloatType>(type))
+    return flt.getWidth();
+  if (isa<LLVM::LLVMPointerType>(type))
+    return 64;
+  fault("no scalar width for " + typeName(type));
+}
+
+uint64_t maskOf(unsigned width) { return width >= 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1; }
+
+int64_t signExtend(uint64_t bits, unsigned width) {
+  if (width >= 64)
+    return int64_t(bits);
+  uint64_t sign = uint64_t(1) << (width - 1);
+  return int64_t((bits & maskOf(width)) ^ sign) - int64_t(sign);
+}
+
+/// f16, bf16 and f32 travel through float (exact for the two narrow ones), f64 as double.
+float toFloat(uint64_t bits, Type type) {
+  if (type.isF32())
+    return std::bit_cast<float>(uint32_t(bits));
+  if (type.isF16())
+    return float(std::bit_cast<_Float16>(uint16_t(bits)));
+  if (type.isBF16())
+    return std::bit_cast<float>(uint32_t(bits) << 16);
+  if (type.isF64())
+    return float(std::bit_cast<double>(bits));
+  fault("floating-point type " + typeName(type) + " is not modelled");
+}
+
+double toDouble(uint64_t bits, Type type) {
+  return type.isF64() ? std::bit_cast<double>(bits) : double(toFloat(bits, type));
+}
+
+/// Rounds `value` to `type` (round to nearest even, NaNs stay NaNs).
+uint64_t fromDouble(double value, Type type) {
+  if (type.isF64())
+    return std::bit_cast<uint64_t>(value);
+  float f = float(value);
+  if (type.isF32())
+    return std::bit_cast<uint32_t>(f);
+  if (type.isF16())
+    return std::bit_cast<uint16_t>(static_cast<_Float16>(f));
+  if (type.isBF16()) {
+    uint32_t u = std::bit_cast<uint32_t>(f);
+    if (std::isnan(f))
+      return (u >> 16) | 0x40;
+    return (u + 0x7fff + ((u >> 16) & 1)) >> 16;
+  }
+  fault("floating-point type " + typeName(type) + " is not modelled");
+}
+
+/// A float operation at `type`'s precision: f64 in double, the others in float (a + b,
+/// a · b, a / b and sqrt of two f16 or bf16 values round once in float, then exactly
+/// once more to the type: the result is the correctly rounded one).
+template <typename F> uint64_t floatOp(Type type, F &&op, std::initializer_list<uint64_t> operands) {
+  if (type.isF64()) {
+    double v[3] = {};
+    size_t i = 0;
+    for (uint64_t o : operands)
+      v[i++] = std::bit_cast<double>(o);
+    return std::bit_cast<uint64_t>(double(op(v[0], v[1], v[2])));
+  }
+  float v[3] = {};
+  size_t i = 0;
+  for (uint64_t o : operands)
+    v[i++] = toFloat(o, type);
+  return fromDouble(double(op(v[0], v[1], v[2])), type);
+}
+
+//===----------------------------------------------------------------------===//
+// The interpreter
+//===----------------------------------------------------------------------===//
+
+enum class LaneState { Running, AtBarrier, AtCrossLane, Done };
+
+struct Lane {
+  uint32_t thread = 0; // linear index in the workgroup
+  std::array<uint32_t, 3> tid{};
+  Block *block = nullptr;
+  Block::iterator next;
+  DenseMap<Value, Bits> values;
+  LaneState state = LaneState::Running;
+};
+
+/// What running one operation did to its lane.
+enum class Step { Next, Jumped, Barrier, CrossLane, Return };
+
+struct Allocation {
+  uint64_t begin, end;
+  std::string name;
+};
+
+class Workgroup {
+public:
+  Workgroup(LLVM::LLVMFuncOp func, const GpuTarget &target, const KernelManifest &kernel, std::array<uint32_t, 3> group,
+            std::array<uint32_t, 3> grid, const std::vector<Bits> &params, const std::vector<Allocation> &regions,
+            const DenseMap<Operation *, uint64_t> &ldsOffsets, uint64_t ldsBytes)
+      : func(func), target(target), kernel(kernel), group(group), grid(grid), regions(regions), ldsOffsets(ldsOffsets),
+        lds(ldsBytes, 0), layout(DataLayout::closest(func)) {
+    const uint32_t threads = kernel.block[0] * kernel.block[1] * kernel.block[2];
+    lanes.resize(threads);
+    Block &entry = func.getBody().front();
+    for (uint32_t t = 0; t < threads; ++t) {
+      Lane &lane = lanes[t];
+      lane.thread = t;
+      lane.tid = {t % kernel.block[0], t / kernel.block[0] % kernel.block[1], t / (kernel.block[0] * kernel.block[1])};
+      lane.block = &entry;
+      lane.next = entry.begin();
+      for (auto [arg, value] : llvm::zip(entry.getArguments(), params))
+        lane.values[arg] = value;
+    }
+  }
+
+  /// Runs every lane to its return; throws Fault naming the lane on a failure.
+  void run() {
+    const uint32_t wave = uint32_t(target.waveSize);
+    for (;;) {
+      bool progress = false;
+      for (Lane &lane : lanes)
+        if (lane.state == LaneState::Running) {
+          runLane(lane);
+          progress = true;
+        }
+      // Cross-lane operations: once every running lane of a wave waits at the same one.
+      for (uint32_t first = 0; first < lanes.size(); first += wave) {
+        uint32_t last = std::min<uint32_t>(first + wave, lanes.size());
+        Operation *op = nullptr;
+        bool ready = true, any = false;
+        for (uint32_t t = first; t < last; ++t) {
+          const Lane &lane = lanes[t];
+          if (lane.state == LaneState::Done)
+            continue;
+          if (lane.state != LaneState::AtCrossLane || (op && &*lane.next != op)) {
+            ready = false;
+            break;
+          }
+          op = &*lane.next;
+          any = true;
+        }
+        if (ready && any) {
+          crossLane(op, first, last);
+          progress = true;
+        }
+      }
+      bool allDone = true, allAtBarrier = true;
+      for (const Lane &lane : lanes) {
+        allDone &= lane.state == LaneState::Done;
+        allAtBarrier &= lane.state == LaneState::Done || lane.state == LaneState::AtBarrier;
+      }
+      if (allDone)
+        return;
+      if (allAtBarrier) {
+        for (Lane &lane : lanes)
+          if (lane.state == LaneState::AtBarrier) {
+            lane.state = LaneState::Running;
+            ++lane.next;
+          }
+        continue;
+      }
+      if (!progress)
+        deadlock();
+    }
+  }
+
+private:
+  [[noreturn]] void deadlock() {
+    std::string states;
+    for (const Lane &lane : lanes)
+      if (lane.state != LaneState::Done && states.size() < 400)
+        states += " thread " + std::to_string(lane.thread) + " waits at " + describe(&*lane.next) + ";";
+    fault("deadlock: lanes wait at different barriers or cross-lane operations:" + states);
+  }
+
+  static std::string describe(Operation *op) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << op->getName() << " at " << op->getLoc();
+    return text;
+  }
+
+  void runLane(Lane &lane) {
+    while (lane.state == LaneState::Running) {
+      Operation *op = &*lane.next;
+      Step step;
+      try {
+        step = execute(lane, op);
+      } catch (Fault &f) {
+        f.message = "thread " + std::to_string(lane.thread) + " (" + (target.isAMD() ? "wave " : "warp ") +
+                    std::to_string(lane.thread / target.waveSize) + ", lane " +
+                    std::to_string(lane.thread % target.waveSize) + "): " + f.message + " (" + describe(op) + ")";
+        throw;
+      }
+      switch (step) {
+      case Step::Next:
+        ++lane.next;
+        break;
+      case Step::Jumped:
+        break;
+      case Step::Barrier:
+        lane.state = LaneState::AtBarrier;
+        break;
+      case Step::CrossLane:
+        lane.state = LaneState::AtCrossLane;
+        break;
+      case Step::Return:
+        lane.state = LaneState::Done;
+        lane.values.clear();
+        break;
+      }
+    }
+  }
+
+  const Bits &get(Lane &lane, Value v) {
+    auto it = lane.values.find(v);
+    if (it != lane.values.end())
+      return it->second;
+    // Constants and other side-effect-free ops defined outside the running block order
+    // (none in practice) would be missing here.
+    fault("value used before it was computed");
+  }
+
+  uint64_t scalar(Lane &lane, Value v) { return get(lane, v)[0]; }
+
+  void set(Lane &lane, Value v, Bits bits) { lane.values[v] = std::move(bits); }
+
+  void branch(Lane &lane, Block *dest, ValueRange operands) {
+    SmallVector<Bits> incoming;
+    for (Value v : operands)
+      incoming.push_back(get(lane, v));
+    for (auto [arg, bits] : llvm::zip(dest->getArguments(), incoming))
+      lane.values[arg] = std::move(bits);
+    lane.block = dest;
+    lane.next = dest->begin();
+  }
+
+  uint64_t sizeOf(Type type) { return layout.getTypeSize(type); }
+
+  //===--------------------------------------------------------------------===//
+  // Memory
+  //===--------------------------------------------------------------------===//
+
+  /// The host bytes of a global access, which must lie in one argument buffer.
+  uint8_t *global(uint64_t address, uint64_t bytes, const char *what) {
+    for (const Allocation &r : regions)
+      if (address >= r.begin && address + bytes <= r.end)
+        return reinterpret_cast<uint8_t *>(address);
+    char text[160];
+    std::snprintf(text, sizeof(text), "%s of %llu bytes at 0x%llx is outside every argument buffer", what,
+                  (unsigned long long)bytes, (unsigned long long)address);
+    std::string message = text;
+    for (const Allocation &r : regions)
+      if (address < r.end + 4096 && address + bytes > (r.begin > 4096 ? r.begin - 4096 : 0)) {
+        std::snprintf(text, sizeof(text), " ('%s' spans 0x%llx..0x%llx)", r.name.c_str(), (unsigned long long)r.begin,
+                      (unsigned long long)r.end);
+        message += text;
+      }
+    fault(message);
+  }
+
+  uint8_t *shared(uint64_t offset, uint64_t bytes, const char *what) {
+    if (offset + bytes > lds.size() || offset + bytes < offset)
+      fault(std::string(what) + " of " + std::to_string(bytes) + " bytes at LDS offset " + std::to_string(offset) +
+            " is past the workgroup's " + std::to_string(lds.size()) + " bytes");
+    return lds.data() + offset;
+  }
+
+  uint8_t *memory(Type pointer, uint64_t address, uint64_t bytes, const char *what) {
+    unsigned space = cast<LLVM::LLVMPointerType>(pointer).getAddressSpace();
+    if (space == 3)
+      return shared(address, bytes, what);
+    if (space == 1 || space == 0)
+      return global(address, bytes, what);
+    fault("address space " + std::to_string(space) + " is not modelled");
+  }
+
+  /// Elements of `type` from bytes (little endian, packed like LLVM's vectors).
+  Bits unpack(const uint8_t *bytes, Type type) {
+    Bits out;
+    uint64_t offset = 0;
+    for (Type t : scalarsOf(type)) {
+      unsigned width = widthOf(t);
+      if (width % 8)
+        fault("loads of " + typeName(type) + " are not modelled");
+      uint64_t v = 0;
+      std::memcpy(&v, bytes + offset, width / 8);
+      out.push_back(v);
+      offset += width / 8;
+    }
+    return out;
+  }
+
+  void pack(const Bits &value, Type type, uint8_t *bytes) {
+    uint64_t offset = 0;
+    for (auto [t, v] : llvm::zip(scalarsOf(type), value)) {
+      unsigned width = widthOf(t);
+      if (width % 8)
+        fault("stores of " + typeName(type) + " are not modelled");
+      std::memcpy(bytes + offset, &v, width / 8);
+      offset += width / 8;
+    }
+  }
+
+  /// Raw buffer access (offset mode): the components in range of num_records, 32 bits
+  /// each (narrower accesses as one component); the others read 0 or are not written.
+  void bufferAccess(const Bits &resource, uint64_t voffset, uint64_t soffset, Type type, Bits *load,
+                    const Bits *store) {
+    const uint64_t base = resource[0], records = resource[2];
+    const uint64_t bytes = sizeOf(type);
+    const uint64_t offset = std::min<uint64_t>(uint64_t(uint32_t(voffset)) + uint32_t(soffset), 0xffffffffu);
+    std::vector<uint8_t> data(bytes, 0);
+    if (store)
+      pack(*store, type, data.data());
+    const uint64_t component = bytes < 4 ? bytes : 4;
+    for (uint64_t at = 0; at < bytes; at += component) {
+      if (offset + at + component > records)
+        continue; // out of range: reads 0, writes dropped
+      uint8_t *host = global(base + offset + at, component, load ? "buffer load" : "buffer store");
+      if (load)
+        std::memcpy(data.data() + at, host, component);
+      else
+        std::memcpy(host, data.data() + at, component);
+    }
+    if (load)
+      *load = unpack(data.data(), type);
+  }
+
+  /// The address a getelementptr computes.
+  uint64_t elementAddress(Lane &lane, LLVM::GEPOp gep) {
+    uint64_t address = scalar(lane, gep.getBase());
+    Type current = gep.getElemType();
+    bool first = true;
+    for (auto index : gep.getIndices()) {
+      int64_t i;
+      if (auto value = dyn_cast<Value>(index))
+        i = signExtend(scalar(lane, value), widthOf(value.getType()));
+      else
+        i = cast<IntegerAttr>(index).getInt();
+      if (first) {
+        address += uint64_t(i) * sizeOf(current);
+        first = false;
+      } else if (auto array = dyn_cast<LLVM::LLVMArrayType>(current)) {
+        current = array.getElementType();
+        address += uint64_t(i) * sizeOf(current);
+      } else if (auto vector = dyn_cast<VectorType>(current)) {
+        current = vector.getElementType();
+        address += uint64_t(i) * sizeOf(current);
+      } else if (auto structType = dyn_cast<LLVM::LLVMStructType>(current)) {
+        uint64_t offset = 0;
+        for (int64_t f = 0; f <= i; ++f) {
+          Type field = structType.getBody()[f];
+          uint64_t align = structType.isPacked() ? 1 : layout.getTypeABIAlignment(field);
+          offset = (offset + align - 1) / align * align;
+          if (f < i)
+            offset += sizeOf(field);
+        }
+        address += offset;
+        current = structType.getBody()[i];
+      } else {
+        fault("getelementptr into " + typeName(current) + " is not modelled");
+      }
+    }
+    return address;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // One operation of one lane
+  //===--------------------------------------------------------------------===//
+
+  Bits constantBits(Attribute attr, Type type) {
+    Bits out;
+    SmallVector<Type> scalars = scalarsOf(type);
+    auto one = [&](Attribute a, Type t) -> uint64_t {
+      if (auto i = dyn_cast<IntegerAttr>(a))
+        return i.getValue().getZExtValue() & maskOf(widthOf(t));
+      if (auto f = dyn_cast<FloatAttr>(a))
+        return f.getValue().bitcastToAPInt().getZExtValue();
+      fault("constant " + typeName(t) + " is not modelled");
+    };
+    if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+      for (Attribute a : dense.getValues<Attribute>())
+        out.push_back(one(a, scalars[out.size()]));
+    } else {
+      out.push_back(one(attr, scalars[0]));
+    }
+    return out;
+  }
+
+  /// Applies `f` to each element of the operands (all of one shape).
+  template <typename F> Bits elementwise(Lane &lane, Operation *op, F &&f) {
+    SmallVector<const Bits *> operands;
+    for (Value v : op->getOperands())
+      operands.push_back(&get(lane, v));
+    Bits out(operands[0]->size());
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = f(i, operands);
+    return out;
+  }
+
+  Bits integerBinary(Lane &lane, Operation *op) {
+    Type type = elementOf(op->getResult(0).getType());
+    unsigned w = widthOf(type);
+    StringRef name = op->getName().getStringRef();
+    return elementwise(lane, op, [&](size_t i, auto &ops) -> uint64_t {
+      uint64_t a = (*ops[0])[i] & maskOf(w), b = (*ops[1])[i] & maskOf(w);
+      int64_t sa = signExtend(a, w), sb = signExtend(b, w);
+      uint64_t r;
+      if (name == "llvm.add")
+        r = a + b;
+      else if (name == "llvm.sub")
+        r = a - b;
+      else if (name == "llvm.mul")
+        r = a * b;
+      else if (name == "llvm.and")
+        r = a & b;
+      else if (name == "llvm.or")
+        r = a | b;
+      else if (name == "llvm.xor")
+        r = a ^ b;
+      else if (name == "llvm.shl")
+        r = b >= w ? 0 : a << b;
+      else if (name == "llvm.lshr")
+        r = b >= w ? 0 : a >> b;
+      else if (name == "llvm.ashr")
+        r = uint64_t(b >= w ? (sa < 0 ? -1 : 0) : sa >> b);
+      else {
+        if (b == 0)
+          fault("integer division by zero");
+        if (name == "llvm.udiv")
+          r = a / b;
+        else if (name == "llvm.urem")
+          r = a % b;
+        else if (name == "llvm.sdiv")
+          r = uint64_t(sa / sb);
+        else if (name == "llvm.srem")
+          r = uint64_t(sa % sb);
+        else
+          fault("integer operation not modelled");
+      }
+      return r & maskOf(w);
+    });
+  }
+
+  Bits floatBinary(Lane &lane, Operation *op) {
+    Type type = elementOf(op->getResult(0).getType());
+    StringRef name = op->getName().getStringRef();
+    return elementwise(lane, op, [&](size_t i, auto &ops) -> uint64_t {
+      uint64_t a = (*ops[0])[i], b = (*ops[1])[i];
+      auto math = [&](auto x, auto y, auto) -> decltype(x) {
+        if (name == "llvm.fadd")
+          return x + y;
+        if (name == "llvm.fsub")
+          return x - y;
+        if (name == "llvm.fmul")
+          return x * y;
+        if (name == "llvm.fdiv")
+          return x / y;
+        if (name == "llvm.frem")
+          return std::fmod(x, y);
+        if (name == "llvm.intr.maximum")
+          return std::isnan(x) || std::isnan(y) ? x + y : x == y ? (std::signbit(x) ? y : x) : std::max(x, y);
+        if (name == "llvm.intr.minimum")
+          return std::isnan(x) || std::isnan(y) ? x + y : x == y ? (std::signbit(x) ? x : y) : std::min(x, y);
+        if (name == "llvm.intr.maxnum")
+          return std::fmax(x, y);
+        if (name == "llvm.intr.minnum")
+          return std::fmin(x, y);
+        if (name == "llvm.intr.copysign")
+          return std::copysign(x, y);
+        fault("floating-point operation not modelled");
+      };
+      return floatOp(type, math, {a, b});
+    });
+  }
+
+  Bits floatUnary(Lane &lane, Operation *op) {
+    Type type = elementOf(op->getResult(0).getType());
+    StringRef name = op->getName().getStringRef();
+    return elementwise(lane, op, [&](size_t i, auto &ops) -> uint64_t {
+      auto math = [&](auto x, auto, auto) -> decltype(x) {
+        if (name == "llvm.fneg")
+          return -x;
+        if (name == "llvm.intr.fabs")
+          return std::fabs(x);
+        if (name == "llvm.intr.sqrt")
+          return std::sqrt(x);
+        if (name == "llvm.intr.exp2")
+          return std::exp2(x);
+        if (name == "llvm.intr.exp")
+          return std::exp(x);
+        if (name == "llvm.intr.log2")
+          return std::log2(x);
+        if (name == "llvm.intr.log")
+          return std::log(x);
+        if (name == "llvm.intr.floor")
+          return std::floor(x);
+        if (name == "llvm.intr.ceil")
+          return std::ceil(x);
+        if (name == "llvm.intr.trunc")
+          return std::trunc(x);
+        if (name == "llvm.intr.rint" || name == "llvm.intr.roundeven" || name == "llvm.intr.nearbyint")
+          return std::nearbyint(x);
+        if (name == "llvm.intr.round")
+          return std::round(x);
+        fault("floating-point operation not modelled");
+      };
+      return floatOp(type, math, {(*ops[0])[i]});
+    });
+  }
+
+  static bool compareIntegers(LLVM::ICmpPredicate p, uint64_t a, uint64_t b, unsigned w) {
+    int64_t sa = signExtend(a, w), sb = signExtend(b, w);
+    a &= maskOf(w);
+    b &= maskOf(w);
+    switch (p) {
+    case LLVM::ICmpPredicate::eq:
+      return a == b;
+    case LLVM::ICmpPredicate::ne:
+      return a != b;
+    case LLVM::ICmpPredicate::slt:
+      return sa < sb;
+    case LLVM::ICmpPredicate::sle:
+      return sa <= sb;
+    case LLVM::ICmpPredicate::sgt:
+      return sa > sb;
+    case LLVM::ICmpPredicate::sge:
+      return sa >= sb;
+    case LLVM::ICmpPredicate::ult:
+      return a < b;
+    case LLVM::ICmpPredicate::ule:
+      return a <= b;
+    case LLVM::ICmpPredicate::ugt:
+      return a > b;
+    case LLVM::ICmpPredicate::uge:
+      return a >= b;
+    }
+    return false;
+  }
+
+  static bool compareFloats(LLVM::FCmpPredicate p, double a, double b) {
+    const bool unordered = std::isnan(a) || std::isnan(b);
+    switch (p) {
+    case LLVM::FCmpPredicate::_false:
+      return false;
+    case LLVM::FCmpPredicate::_true:
+      return true;
+    case LLVM::FCmpPredicate::oeq:
+      return !unordered && a == b;
+    case LLVM::FCmpPredicate::ogt:
+      return !unordered && a > b;
+    case LLVM::FCmpPredicate::oge:
+      return !unordered && a >= b;
+    case LLVM::FCmpPredicate::olt:
+      return !unordered && a < b;
+    case LLVM::FCmpPredicate::ole:
+      return !unordered && a <= b;
+    case LLVM::FCmpPredicate::one:
+      return !unordered && a != b;
+    case LLVM::FCmpPredicate::ord:
+      return !unordered;
+    case LLVM::FCmpPredicate::ueq:
+      return unordered || a == b;
+    case LLVM::FCmpPredicate::ugt:
+      return unordered || a > b;
+    case LLVM::FCmpPredicate::uge:
+      return unordered || a >= b;
+    case LLVM::FCmpPredicate::ult:
+      return unordered || a < b;
+    case LLVM::FCmpPredicate::ule:
+      return unordered || a <= b;
+    case LLVM::FCmpPredicate::une:
+      return unordered || a != b;
+    case LLVM::FCmpPredicate::uno:
+      return unordered;
+    }
+    return false;
+  }
+
+  /// Casts between scalar types, element by element.
+  Bits convert(Lane &lane, Operation *op) {
+    Type from = elementOf(op->getOperand(0).getType()), to = elementOf(op->getResult(0).getType());
+    StringRef name = op->getName().getStringRef();
+    return elementwise(lane, op, [&](size_t i, auto &ops) -> uint64_t {
+      uint64_t a = (*ops[0])[i];
+      if (name == "llvm.zext" || name == "llvm.ptrtoint" || name == "llvm.inttoptr")
+        return a & maskOf(widthOf(from)) & maskOf(widthOf(to));
+      if (name == "llvm.sext")
+        return uint64_t(signExtend(a, widthOf(from))) & maskOf(widthOf(to));
+      if (name == "llvm.trunc")
+        return a & maskOf(widthOf(to));
+      if (name == "llvm.sitofp")
+        return fromDouble(double(signExtend(a, widthOf(from))), to);
+      if (name == "llvm.uitofp")
+        return fromDouble(double(a & maskOf(widthOf(from))), to);
+      if (name == "llvm.fpext" || name == "llvm.fptrunc")
+        return fromDouble(toDouble(a, from), to);
+      if (name == "llvm.fptosi" || name == "llvm.fptoui") {
+        double v = std::trunc(toDouble(a, from));
+        if (std::isnan(v))
+          return 0; // poison in LLVM; the hardware's conversions give 0 for NaN
+        return uint64_t(int64_t(v)) & maskOf(widthOf(to));
+      }
+      fault("cast not modelled");
+    });
+  }
+
+  /// A bitcast reinterprets the bytes (vectors of one width to another, or a scalar).
+  Bits bitcast(Lane &lane, Operation *op) {
+    Type from = op->getOperand(0).getType(), to = op->getResult(0).getType();
+    std::vector<uint8_t> bytes(sizeOf(from));
+    pack(get(lane, op->getOperand(0)), from, bytes.data());
+    return unpack(bytes.data(), to);
+  }
+
+  uint32_t laneInWave(const Lane &lane) const { return lane.thread % uint32_t(target.waveSize); }
+
+  Step execute(Lane &lane, Operation *op) {
+    StringRef name = op->getName().getStringRef();
+    auto result = [&](Bits bits) {
+      set(lane, op->getResult(0), std::move(bits));
+      return Step::Next;
+    };
+    auto id = [&](std::array<uint32_t, 3> v, StringRef n) { return result({v[n.back() - 'x']}); };
+
+    // Control flow.
+    if (auto br = dyn_cast<LLVM::BrOp>(op)) {
+      branch(lane, br.getDest(), br.getDestOperands());
+      return Step::Jumped;
+    }
+    if (auto br = dyn_cast<LLVM::CondBrOp>(op)) {
+      if (scalar(lane, br.getCondition()) & 1)
+        branch(lane, br.getTrueDest(), br.getTrueDestOperands());
+      else
+        branch(lane, br.getFalseDest(), br.getFalseDestOperands());
+      return Step::Jumped;
+    }
+    if (auto sw = dyn_cast<LLVM::SwitchOp>(op)) {
+      uint64_t v = scalar(lane, sw.getValue()) & maskOf(widthOf(sw.getValue().getType()));
+      if (auto values = sw.getCaseValues())
+        for (auto [i, c] : llvm::enumerate(values->getValues<APInt>()))
+          if (c.getZExtValue() == v) {
+            branch(lane, sw.getCaseDestinations()[i], sw.getCaseOperands(i));
+            return Step::Jumped;
+          }
+      branch(lane, sw.getDefaultDestination(), sw.getDefaultOperands());
+      return Step::Jumped;
+    }
+    if (isa<LLVM::ReturnOp>(op))
+      return Step::Return;
+
+    // Constants.
+    if (auto c = dyn_cast<LLVM::ConstantOp>(op))
+      return result(constantBits(c.getValue(), c.getType()));
+    if (isa<LLVM::PoisonOp, LLVM::UndefOp, LLVM::ZeroOp>(op))
+      return result(Bits(scalarsOf(op->getResult(0).getType()).size(), 0));
+    if (auto address = dyn_cast<LLVM::AddressOfOp>(op)) {
+      auto global = SymbolTable::lookupNearestSymbolFrom<LLVM::GlobalOp>(op, address.getGlobalNameAttr());
+      auto it = global ? ldsOffsets.find(global) : ldsOffsets.end();
+      if (it == ldsOffsets.end())
+        fault("only LDS globals are modelled");
+      return result({it->second});
+    }
+
+    // Integer and floating-point arithmetic.
+    if (isa<LLVM::AddOp, LLVM::SubOp, LLVM::MulOp, LLVM::AndOp, LLVM::OrOp, LLVM::XOrOp, LLVM::ShlOp, LLVM::LShrOp,
+            LLVM::AShrOp, LLVM::UDivOp, LLVM::SDivOp, LLVM::URemOp, LLVM::SRemOp>(op))
+      return result(integerBinary(lane, op));
+    if (isa<LLVM::FAddOp, LLVM::FSubOp, LLVM::FMulOp, LLVM::FDivOp, LLVM::FRemOp, LLVM::MaximumOp, LLVM::MinimumOp,
+            LLVM::MaxNumOp, LLVM::MinNumOp, LLVM::CopySignOp>(op))
+      return result(floatBinary(lane, op));
+    if (isa<LLVM::FNegOp, LLVM::FAbsOp, LLVM::SqrtOp, LLVM::Exp2Op, LLVM::ExpOp, LLVM::Log2Op, LLVM::LogOp,
+            LLVM::FFloorOp, LLVM::FCeilOp, LLVM::FTruncOp, LLVM::RintOp, LLVM::RoundEvenOp, LLVM::NearbyintOp,
+            LLVM::RoundOp>(op))
+      return result(floatUnary(lane, op));
+    if (isa<LLVM::FMAOp, LLVM::FMulAddOp>(op)) {
+      Type type = elementOf(op->getResult(0).getType());
+      return result(elementwise(lane, op, [&](size_t i, auto &ops) {
+        return floatOp(type, [](auto a, auto b, auto c) { return std::fma(a, b, c); },
+                       {(*ops[0])[i], (*ops[1])[i], (*ops[2])[i]});
+      }));
+    }
+    if (isa<LLVM::SMaxOp, LLVM::SMinOp, LLVM::UMaxOp, LLVM::UMinOp>(op)) {
+      unsigned w = widthOf(elementOf(op->getResult(0).getType()));
+      return result(elementwise(lane, op, [&](size_t i, auto &ops) -> uint64_t {
+        uint64_t a = (*ops[0])[i] & maskOf(w), b = (*ops[1])[i] & maskOf(w);
+        bool less = isa<LLVM::SMaxOp, LLVM::SMinOp>(op) ? signExtend(a, w) < signExtend(b, w) : a < b;
+        return isa<LLVM::SMaxOp, LLVM::UMaxOp>(op) == less ? b : a;
+      }));
+    }
+    if (auto cmp = dyn_cast<LLVM::ICmpOp>(op)) {
+      unsigned w = widthOf(elementOf(cmp.getLhs().getType()));
+      return result(elementwise(lane, op, [&](size_t i, auto &ops) -> uint64_t {
+        return compareIntegers(cmp.getPredicate(), (*ops[0])[i], (*ops[1])[i], w);
+      }));
+    }
+    if (auto cmp = dyn_cast<LLVM::FCmpOp>(op)) {
+      Type t = elementOf(cmp.getLhs().getType());
+      return result(elementwise(lane, op, [&](size_t i, auto &ops) -> uint64_t {
+        return compareFloats(cmp.getPredicate(), toDouble((*ops[0])[i], t), toDouble((*ops[1])[i], t));
+      }));
+    }
+    if (auto select = dyn_cast<LLVM::SelectOp>(op)) {
+      const Bits &c = get(lane, select.getCondition());
+      const Bits &t = get(lane, select.getTrueValue()), &f = get(lane, select.getFalseValue());
+      Bits out(t.size());
+      for (size_t i = 0; i < out.size(); ++i)
+        out[i] = (c[c.size() == 1 ? 0 : i] & 1) ? t[i] : f[i];
+      return result(out);
+    }
+    if (isa<LLVM::ZExtOp, LLVM::SExtOp, LLVM::TruncOp, LLVM::SIToFPOp, LLVM::UIToFPOp, LLVM::FPToSIOp, LLVM::FPToUIOp,
+            LLVM::FPExtOp, LLVM::FPTruncOp, LLVM::PtrToIntOp, LLVM::IntToPtrOp>(op))
+      return result(convert(lane, op));
+    if (isa<LLVM::BitcastOp>(op))
+      return result(bitcast(lane, op));
+
+    // Vectors and aggregates.
+    if (auto extract = dyn_cast<LLVM::ExtractElementOp>(op)) {
+      const Bits &v = get(lane, extract.getVector());
+      uint64_t i = scalar(lane, extract.getPosition()) & maskOf(widthOf(extract.getPosition().getType()));
+      if (i >= v.size())
+        fault("extractelement index " + std::to_string(i) + " past " + std::to_string(v.size()) + " elements");
+      return result({v[i]});
+    }
+    if (auto insert = dyn_cast<LLVM::InsertElementOp>(op)) {
+      Bits v = get(lane, insert.getVector());
+      uint64_t i = scalar(lane, insert.getPosition()) & maskOf(widthOf(insert.getPosition().getType()));
+      if (i >= v.size())
+        fault("insertelement index " + std::to_string(i) + " past " + std::to_string(v.size()) + " elements");
+      v[i] = scalar(lane, insert.getValue());
+      return result(v);
+    }
+    if (auto shuffle = dyn_cast<LLVM::ShuffleVectorOp>(op)) {
+      const Bits &a = get(lane, shuffle.getV1()), &b = get(lane, shuffle.getV2());
+      Bits out;
+      for (int32_t i : shuffle.getMask())
+        out.push_back(i < 0 ? 0 : size_t(i) < a.size() ? a[i] : b[i - a.size()]);
+      return result(out);
+    }
+    if (isa<LLVM::ExtractValueOp, LLVM::InsertValueOp>(op)) {
+      Type container = op->getOperand(0).getType();
+      ArrayRef<int64_t> position = isa<LLVM::ExtractValueOp>(op) ? cast<LLVM::ExtractValueOp>(op).getPosition()
+                                                                 : cast<LLVM::InsertValueOp>(op).getPosition();
+      // The flat index of the position and how many elements it spans.
+      size_t start = 0;
+      Type current = container;
+      for (int64_t p : position) {
+        if (auto s = dyn_cast<LLVM::LLVMStructType>(current)) {
+          for (int64_t f = 0; f < p; ++f)
+            start += scalarsOf(s.getBody()[f]).size();
+          current = s.getBody()[p];
+        } else if (auto a = dyn_cast<LLVM::LLVMArrayType>(current)) {
+          start += p * scalarsOf(a.getElementType()).size();
+          current = a.getElementType();
+        } else {
+          fault("aggregate position into " + typeName(current));
+        }
+      }
+      size_t count = scalarsOf(current).size();
+      if (auto extract = dyn_cast<LLVM::ExtractValueOp>(op)) {
+        const Bits &v = get(lane, extract.getContainer());
+        return result(Bits(v.begin() + start, v.begin() + start + count));
+      }
+      auto insert = cast<LLVM::InsertValueOp>(op);
+      Bits v = get(lane, insert.getContainer());
+      const Bits &part = get(lane, insert.getValue());
+      std::copy(part.begin(), part.end(), v.begin() + start);
+      return result(v);
+    }
+
+    // Memory.
+    if (auto gep = dyn_cast<LLVM::GEPOp>(op))
+      return result({elementAddress(lane, gep)});
+    if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
+      Type type = load.getType();
+      uint64_t bytes = sizeOf(type);
+      return result(unpack(memory(load.getAddr().getType(), scalar(lane, load.getAddr()), bytes, "load"), type));
+    }
+    if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
+      Type type = store.getValue().getType();
+      uint64_t bytes = sizeOf(type);
+      pack(get(lane, store.getValue()), type,
+           memory(store.getAddr().getType(), scalar(lane, store.getAddr()), bytes, "store"));
+      return Step::Next;
+    }
+
+    // AMD.
+    if (name == "rocdl.workitem.id.x" || name == "rocdl.workitem.id.y" || name == "rocdl.workitem.id.z")
+      return id(lane.tid, name);
+    if (name == "rocdl.workgroup.id.x" || name == "rocdl.workgroup.id.y" || name == "rocdl.workgroup.id.z")
+      return id(group, name);
+    if (isa<ROCDL::BarrierOp, ROCDL::SBarrierOp>(op))
+      return Step::Barrier;
+    if (isa<ROCDL::SWaitcntOp, ROCDL::SchedBarrier>(op))
+      return Step::Next; // every access completes when issued here
+    if (auto rsrc = dyn_cast<ROCDL::MakeBufferRsrcOp>(op))
+      return result({scalar(lane, rsrc.getBase()), scalar(lane, rsrc.getStride()) & 0xffff,
+                     scalar(lane, rsrc.getNumRecords()), scalar(lane, rsrc.getFlags()) & 0xffffffff});
+    if (auto load = dyn_cast<ROCDL::RawPtrBufferLoadOp>(op)) {
+      Bits out;
+      bufferAccess(get(lane, load.getRsrc()), scalar(lane, load.getOffset()), scalar(lane, load.getSoffset()),
+                   load.getType(), &out, nullptr);
+      return result(out);
+    }
+    if (auto store = dyn_cast<ROCDL::RawPtrBufferStoreOp>(op)) {
+      const Bits &value = get(lane, store.getVdata());
+      bufferAccess(get(lane, store.getRsrc()), scalar(lane, store.getOffset()), scalar(lane, store.getSoffset()),
+                   store.getVdata().getType(), nullptr, &value);
+      return Step::Next;
+    }
+    if (auto mbcnt = dyn_cast<ROCDL::MbcntLoOp>(op)) {
+      // Set bits of the mask's low half below this lane.
+      uint32_t l = laneInWave(lane), mask = uint32_t(scalar(lane, mbcnt.getIn0()));
+      uint32_t below = l >= 32 ? mask : mask & uint32_t((uint64_t(1) << l) - 1);
+      return result({(uint32_t(std::popcount(below)) + uint32_t(scalar(lane, mbcnt.getIn1()))) & 0xffffffffu});
+    }
+    if (auto mbcnt = dyn_cast<ROCDL::MbcntHiOp>(op)) {
+      uint32_t l = laneInWave(lane), mask = uint32_t(scalar(lane, mbcnt.getIn0()));
+      uint32_t below = l < 32 ? 0 : mask & uint32_t((uint64_t(1) << (l - 32)) - 1);
+      return result({(uint32_t(std::popcount(below)) + uint32_t(scalar(lane, mbcnt.getIn1()))) & 0xffffffffu});
+    }
+    if (isa<ROCDL::DsBpermuteOp, ROCDL::DPPUpdateOp, NVVM::ShflOp, ROCDL::ReadlaneOp, ROCDL::ReadfirstlaneOp>(op))
+      return Step::CrossLane;
+
+    // NVIDIA.
+    if (name.starts_with("nvvm.read.ptx.sreg.")) {
+      StringRef reg = name.drop_front(strlen("nvvm.read.ptx.sreg."));
+      if (reg.starts_with("tid."))
+        return id(lane.tid, reg);
+      if (reg.starts_with("ctaid."))
+        return id(group, reg);
+      if (reg.starts_with("ntid."))
+        return id(kernel.block, reg);
+      if (reg.starts_with("nctaid."))
+        return id(grid, reg);
+      if (reg == "laneid")
+        return result({laneInWave(lane)});
+      if (reg == "warpid")
+        return result({lane.thread / uint32_t(target.waveSize)});
+    }
+    if (isa<NVVM::Barrier0Op, NVVM::BarrierOp>(op))
+      return Step::Barrier;
+
+    fault("the emulator does not model " + name.str() + " yet");
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Cross-lane operations, lanes [first, last) of one wave
+  //===--------------------------------------------------------------------===//
+
+  void crossLane(Operation *op, uint32_t first, uint32_t last) {
+    const uint32_t size = last - first;
+    auto laneAt = [&](uint32_t l) -> Lane & { return lanes[first + l]; };
+    auto active = [&](uint32_t l) { return l < size && laneAt(l).state != LaneState::Done; };
+    auto operand = [&](uint32_t l, unsigned i) -> const Bits & { return get(laneAt(l), op->getOperand(i)); };
+    SmallVector<Bits> results(size);
+    try {
+      if (isa<ROCDL::DsBpermuteOp>(op)) {
+        // Each lane reads the data of the lane its byte address names (bits [7:2]).
+        for (uint32_t l = 0; l < size; ++l) {
+          if (!active(l))
+            continue;
+          uint32_t source = (uint32_t(operand(l, 0)[0]) >> 2) & (uint32_t(target.waveSize) - 1);
+          if (!active(source))
+            fault("ds_bpermute of lane " + std::to_string(l) + " reads lane " + std::to_string(source) +
+                  ", which has exited");
+          results[l] = operand(source, 1);
+        }
+      } else if (auto dpp = dyn_cast<ROCDL::DPPUpdateOp>(op)) {
+        const uint32_t ctrl = uint32_t(dpp.getDppCtrl()), rowMask = uint32_t(dpp.getRowMask()),
+                       bankMask = uint32_t(dpp.getBankMask());
+        for (uint32_t l = 0; l < size; ++l) {
+          if (!active(l))
+            continue;
+          const uint32_t row = l / 16, inRow = l % 16;
+          if (!((rowMask >> row) & 1) || !((bankMask >> (inRow / 4)) & 1)) {
+            results[l] = operand(l, 0); // lane not written: keeps `old`
+            continue;
+          }
+          int64_t source = dppSource(ctrl, l, size);
+          if (source < 0 || !active(uint32_t(source)))
+            results[l] = dpp.getBoundCtrl() ? Bits(operand(l, 1).size(), 0) : operand(l, 0);
+          else
+            results[l] = operand(uint32_t(source), 1);
+        }
+      } else if (auto shfl = dyn_cast<NVVM::ShflOp>(op)) {
+        // PTX shfl.sync: c = clamp[4:0], segmask = clamp[12:8].
+        for (uint32_t l = 0; l < size; ++l) {
+          if (!active(l))
+            continue;
+          const uint32_t b = uint32_t(operand(l, 2)[0]), clamp = uint32_t(operand(l, 3)[0]);
+          const uint32_t c = clamp & 0x1f, segmask = (clamp >> 8) & 0x1f;
+          const uint32_t maxLane = (l & segmask) | (c & ~segmask), minLane = l & segmask;
+          int64_t j;
+          bool valid;
+          switch (shfl.getKind()) {
+          case NVVM::ShflKind::up:
+            j = int64_t(l) - b;
+            valid = j >= int64_t(maxLane);
+            break;
+          case NVVM::ShflKind::down:
+            j = int64_t(l) + b;
+            valid = j <= int64_t(maxLane);
+            break;
+          case NVVM::ShflKind::bfly:
+            j = l ^ b;
+            valid = j <= int64_t(maxLane);
+            break;
+          case NVVM::ShflKind::idx:
+            j = minLane | (b & ~segmask);
+            valid = j <= int64_t(maxLane);
+            break;
+          }
+          if (!valid)
+            j = l;
+          if (!active(uint32_t(j)))
+            fault("shfl.sync of lane " + std::to_string(l) + " reads lane " + std::to_string(j) + ", which has exited");
+          Bits value = operand(uint32_t(j), 1);
+          if (isa<LLVM::LLVMStructType>(shfl.getType()))
+            value.push_back(valid);
+          results[l] = value;
+        }
+      } else if (isa<ROCDL::ReadlaneOp, ROCDL::ReadfirstlaneOp>(op)) {
+        uint32_t firstActive = 0;
+        while (!active(firstActive))
+          ++firstActive;
+        for (uint32_t l = 0; l < size; ++l) {
+          if (!active(l))
+            continue;
+          uint32_t source = isa<ROCDL::ReadlaneOp>(op) ? uint32_t(operand(l, 1)[0]) % size : firstActive;
+          results[l] = operand(source, 0);
+        }
+      }
+    } catch (Fault &f) {
+      f.message = (target.isAMD() ? "wave " : "warp ") + std::to_string(first / target.waveSize) + ": " + f.message +
+                  " (" + describe(op) + ")";
+      throw;
+    }
+    for (uint32_t l = 0; l < size; ++l)
+      if (active(l)) {
+        set(laneAt(l), op->getResult(0), std::move(results[l]));
+        laneAt(l).state = LaneState::Running;
+        ++laneAt(l).next;
+      }
+  }
+
+  /// The lane DPP_CTRL `ctrl` reads for lane `l`, or -1 when it names none (AMD ISA, DPP).
+  static int64_t dppSource(uint32_t ctrl, uint32_t l, uint32_t size) {
+    const uint32_t rowBase = l / 16 * 16, inRow = l % 16;
+    if (ctrl <= 0xff) // quad_perm: two bits per lane of the quad
+      return l / 4 * 4 + ((ctrl >> (2 * (l % 4))) & 3);
+    if (ctrl >= 0x101 && ctrl <= 0x10f) { // row_shl
+      uint32_t s = inRow + (ctrl & 0xf);
+      return s < 16 ? int64_t(rowBase + s) : -1;
+    }
+    if (ctrl >= 0x111 && ctrl <= 0x11f) { // row_shr
+      int64_t s = int64_t(inRow) - (ctrl & 0xf);
+      return s >= 0 ? int64_t(rowBase) + s : -1;
+    }
+    if (ctrl >= 0x121 && ctrl <= 0x12f) // row_ror
+      return rowBase + (inRow + 16 - (ctrl & 0xf)) % 16;
+    switch (ctrl) {
+    case 0x130: // wave_shl1
+      return l + 1 < size ? int64_t(l + 1) : -1;
+    case 0x134: // wave_rol1
+      return (l + 1) % size;
+    case 0x138: // wave_shr1
+      return l >= 1 ? int64_t(l - 1) : -1;
+    case 0x13c: // wave_ror1
+      return (l + size - 1) % size;
+    case 0x140: // row_mirror
+      return rowBase + 15 - inRow;
+    case 0x141: // row_half_mirror
+      return rowBase + inRow / 8 * 8 + 7 - inRow % 8;
+    case 0x142: // row_bcast15: lane 15 of the previous row, into the next row
+      return l >= 16 ? int64_t(rowBase - 1) : -1;
+    case 0x143: // row_bcast31: lane 31 into rows 2 and 3
+      return l >= 32 ? 31 : -1;
+    }
+    fault("DPP control " + std::to_string(ctrl) + " is not modelled");
+  }
+
+  LLVM::LLVMFuncOp func;
+  const GpuTarget &target;
+  const KernelManifest &kernel;
+  std::array<uint32_t, 3> group, grid;
+  const std::vector<Allocation> &regions;
+  const DenseMap<Operation *, uint64_t> &ldsOffsets;
+  std::vector<uint8_t> lds;
+  DataLayout layout;
+  std::vector<Lane> lanes;
+};
+
+} // namespace
+
+EmulatedModule::EmulatedModule(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+EmulatedModule::~EmulatedModule() = default;
+
+std::unique_ptr<EmulatedModule> EmulatedModule::compile(const Module &module, const GpuTarget &target,
+                                                        std::string *error) {
+  auto lowered = lowerKernelsForEmulation(module, target, error);
+  if (!lowered)
+    return nullptr;
+  auto impl = std::make_unique<Impl>();
+  DialectRegistry registry;
+  registry.insert<LLVM::LLVMDialect, ROCDL::ROCDLDialect, NVVM::NVVMDialect, gpu::GPUDialect, DLTIDialect>();
+  impl->context = std::make_unique<MLIRContext>(registry);
+  impl->context->allowUnregisteredDialects(false);
+  impl->module = parseSourceString<ModuleOp>(lowered->image, impl->context.get());
+  if (!impl->module) {
+    *error = "the emulator could not read the lowered module";
+    return nullptr;
+  }
+  impl->manifest = std::move(lowered->manifest);
+  impl->target = target;
+  return std::make_unique<EmulatedModule>(std::move(impl));
+}
+
+const ModuleManifest &EmulatedModule::manifest() const { return impl_->manifest; }
+
+bool EmulatedModule::launch(std::string_view kernelName, std::array<uint32_t, 3> grid,
+                            const std::vector<KernelArg> &args, std::string *error) const {
+  const KernelManifest *kernel = impl_->manifest.find(kernelName);
+  if (!kernel) {
+    *error = "no kernel '" + std::string(kernelName) + "' in the module";
+    return false;
+  }
+  if (!checkLaunch(kernel->signature, grid, args.data(), args.size(), error))
+    return false;
+  LLVM::LLVMFuncOp func;
+  impl_->module->walk([&](LLVM::LLVMFuncOp f) {
+    if (f.getName() == StringRef(kernelName.data(), kernelName.size()) && !f.isExternal())
+      func = f;
+  });
+  if (!func) {
+    *error = "kernel '" + std::string(kernelName) + "' has no function in the lowered module";
+    return false;
+  }
+  // Parameters: the user's arguments, then the grid size (KernelManifest::gridArguments).
+  std::vector<Bits> params;
+  std::vector<Allocation> regions;
+  for (const KernelArg &arg : args) {
+    switch (arg.kind) {
+    case ArgKind::Pointer:
+      if (!arg.extentBytes) {
+        *error = "emulated launches need the extent of every pointer argument ('" +
+                 kernel->signature.params[params.size()].name + "' has none)";
+        return false;
+      }
+      regions.push_back({uint64_t(reinterpret_cast<uintptr_t>(arg.pointer)),
+                         uint64_t(reinterpret_cast<uintptr_t>(arg.pointer)) + arg.extentBytes,
+                         kernel->signature.params[params.size()].name});
+      params.push_back({uint64_t(reinterpret_cast<uintptr_t>(arg.pointer))});
+      break;
+    case ArgKind::I32:
+      params.push_back({uint64_t(uint32_t(arg.i32))});
+      break;
+    case ArgKind::I64:
+      params.push_back({uint64_t(arg.i64)});
+      break;
+    case ArgKind::F32:
+      params.push_back({std::bit_cast<uint32_t>(arg.f32)});
+      break;
+    case ArgKind::F64:
+      params.push_back({std::bit_cast<uint64_t>(arg.f64)});
+      break;
+    }
+  }
+  for (uint32_t i = 0; i < kernel->gridArguments; ++i)
+    params.push_back({grid[i]});
+  if (params.size() != func.getNumArguments()) {
+    *error = "kernel '" + std::string(kernelName) + "' takes " + std::to_string(func.getNumArguments()) +
+             " parameters after lowering, the launch gives " + std::to_string(params.size());
+    return false;
+  }
+  // LDS: each workgroup global at its own aligned offset; dynamic shared memory (a
+  // zero-sized array) gets what the manifest asks for.
+  DenseMap<Operation *, uint64_t> ldsOffsets;
+  uint64_t ldsBytes = 0;
+  func->getParentOp()->walk([&](LLVM::GlobalOp global) {
+    if (global.getAddrSpace() != 3)
+      return;
+    uint64_t align = std::max<uint64_t>(global.getAlignment().value_or(16), 16);
+    ldsBytes = (ldsBytes + align - 1) / align * align;
+    ldsOffsets[global] = ldsBytes;
+    auto array = dyn_cast<LLVM::LLVMArrayType>(global.getGlobalType());
+    uint64_t size = array ? DataLayout::closest(global).getTypeSize(array) : 0;
+    ldsBytes += size ? size : kernel->dynamicSharedBytes;
+  });
+  try {
+    for (uint32_t z = 0; z < grid[2]; ++z)
+      for (uint32_t y = 0; y < grid[1]; ++y)
+        for (uint32_t x = 0; x < grid[0]; ++x) {
+          try {
+            Workgroup(func, impl_->target, *kernel, {x, y, z}, grid, params, regions, ldsOffsets, ldsBytes).run();
+          } catch (Fault &f) {
+            f.message = "workgroup (" + std::to_string(x) + ", " + std::to_string(y) + ", " + std::to_string(z) + ") " +
+                        f.message;
+            throw;
+          }
+        }
+  } catch (Fault &f) {
+    *error = "emulated " + std::string(impl_->target.name) + " kernel '" + std::string(kernelName) + "': " + f.message;
+    return false;
+  }
+  return true;
+}

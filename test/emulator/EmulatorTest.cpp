@@ -1,0 +1,77 @@
+//===- EmulatorTest.cpp - the emulator's memory checks and launch errors --===//
+//
+// The examples' numerics through the emulator are the lit test tools/emulate.test; here,
+// what must fail: accesses outside the arguments (named with the lane and the address),
+// launches the emulator cannot check, and out-of-range buffer lanes that must read 0.
+
+#include "wavetile/Emulator.h"
+#include "Examples.h"
+
+#include <gtest/gtest.h>
+
+using namespace wavetile;
+using namespace wavetile::examples;
+
+namespace {
+
+struct Emulated {
+  const Example *example = findExample("vector_add");
+  std::unique_ptr<Module> module;
+  std::unique_ptr<EmulatedModule> emulator;
+  LaunchPlan plan;
+  std::vector<KernelArg> args;
+
+  Emulated(std::string_view target, int64_t n) {
+    std::string error;
+    module = example->build(&error);
+    EXPECT_TRUE(module) << error;
+    emulator = EmulatedModule::compile(*module, *lookupGpuTarget(target), &error);
+    EXPECT_TRUE(emulator) << error;
+    plan = example->prepare({n}, 11);
+    args = *argumentsOf(plan, &error);
+  }
+  bool launch(std::string *error) { return emulator->launch(plan.kernel, plan.grid, args, error); }
+};
+
+class EmulatorTargets : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(EmulatorTargets, AStoreOutsideTheOutputIsReportedWithTheLaneAndAddress) {
+  Emulated run(GetParam(), 3000);
+  // Claim the output is 100 elements shorter than the kernel writes: the last lanes' stores
+  // fall outside every argument (on CDNA still inside the buffer resource's 2 GiB range).
+  run.args[2].extentBytes -= 400;
+  std::string error;
+  EXPECT_FALSE(run.launch(&error));
+  EXPECT_NE(error.find("store of "), std::string::npos) << error;
+  EXPECT_NE(error.find("outside every argument buffer"), std::string::npos) << error;
+  EXPECT_NE(error.find("workgroup (2, 0, 0) thread "), std::string::npos) << error;
+  EXPECT_NE(error.find("'out' spans"), std::string::npos) << error;
+}
+
+TEST_P(EmulatorTargets, TailLanesAreMaskedAndTheRestIsExact) {
+  // 3000 is not a multiple of the 1024 elements a workgroup covers: the last one's lanes
+  // past the end are masked (on CDNA by offsets past num_records, which must read 0 and
+  // write nothing; a write past the output would be reported).
+  Emulated run(GetParam(), 3000);
+  std::string error;
+  ASSERT_TRUE(run.launch(&error)) << error;
+  CheckReport report = run.example->verify(run.plan);
+  EXPECT_TRUE(report.passed) << report.summary;
+}
+
+TEST_P(EmulatorTargets, LaunchesWithoutExtentsOrWithWrongArgumentsAreRefused) {
+  Emulated run(GetParam(), 1000);
+  std::string error;
+  run.args[0].extentBytes = 0;
+  EXPECT_FALSE(run.launch(&error));
+  EXPECT_NE(error.find("need the extent of every pointer argument ('x' has none)"), std::string::npos) << error;
+  run.args.pop_back();
+  EXPECT_FALSE(run.launch(&error));
+  EXPECT_FALSE(error.empty());
+  EXPECT_FALSE(run.emulator->launch("nope", run.plan.grid, run.args, &error));
+  EXPECT_NE(error.find("no kernel 'nope'"), std::string::npos) << error;
+}
+
+INSTANTIATE_TEST_SUITE_P(Emulator, EmulatorTargets, ::testing::Values("gfx942", "gfx950", "sm_90"));
+
+} // namespace
