@@ -180,6 +180,14 @@ template <typename F> uint64_t floatOp(Type type, F &&op, std::initializer_list<
 
 enum class LaneState { Running, AtBarrier, AtCrossLane, Done };
 
+/// An asynchronous copy into LDS (cp.async): its source is read when it is issued, its
+/// destination written when a wait retires its group, so a read of the destination before
+/// the wait sees the old bytes, as on the hardware.
+struct PendingCopy {
+  uint64_t ldsOffset;
+  std::vector<uint8_t> bytes;
+};
+
 struct Lane {
   uint32_t thread = 0; // linear index in the workgroup
   std::array<uint32_t, 3> tid{};
@@ -187,6 +195,8 @@ struct Lane {
   Block::iterator next;
   DenseMap<Value, Bits> values;
   LaneState state = LaneState::Running;
+  std::vector<PendingCopy> openGroup;              // issued, not yet committed
+  std::vector<std::vector<PendingCopy>> committed; // oldest first
 };
 
 /// What running one operation did to its lane.
@@ -896,8 +906,8 @@ private:
       return id(group, name);
     if (isa<ROCDL::BarrierOp, ROCDL::SBarrierOp>(op))
       return Step::Barrier;
-    if (isa<ROCDL::SWaitcntOp, ROCDL::SchedBarrier>(op))
-      return Step::Next; // every access completes when issued here
+    if (isa<ROCDL::SWaitcntOp, ROCDL::SchedBarrier, LLVM::FenceOp>(op))
+      return Step::Next; // every access (but cp.async) completes when issued here
     if (auto rsrc = dyn_cast<ROCDL::MakeBufferRsrcOp>(op))
       return result({scalar(lane, rsrc.getBase()), scalar(lane, rsrc.getStride()) & 0xffff,
                      scalar(lane, rsrc.getNumRecords()), scalar(lane, rsrc.getFlags()) & 0xffffffff});
@@ -924,7 +934,9 @@ private:
       uint32_t below = l < 32 ? 0 : mask & uint32_t((uint64_t(1) << (l - 32)) - 1);
       return result({(uint32_t(std::popcount(below)) + uint32_t(scalar(lane, mbcnt.getIn1()))) & 0xffffffffu});
     }
-    if (isa<ROCDL::DsBpermuteOp, ROCDL::DPPUpdateOp, NVVM::ShflOp, ROCDL::ReadlaneOp, ROCDL::ReadfirstlaneOp>(op))
+    if (isa<ROCDL::DsBpermuteOp, ROCDL::DPPUpdateOp, NVVM::ShflOp, ROCDL::ReadlaneOp, ROCDL::ReadfirstlaneOp,
+            ROCDL::BallotOp, ROCDL::GlobalLoadLDSOp, ROCDL::RawPtrBufferLoadLdsOp, NVVM::LdMatrixOp, NVVM::MmaOp>(op) ||
+        name.starts_with("rocdl.mfma.") || isMmaIntrinsic(op))
       return Step::CrossLane;
 
     // NVIDIA.
@@ -945,6 +957,35 @@ private:
     }
     if (isa<NVVM::Barrier0Op, NVVM::BarrierOp>(op))
       return Step::Barrier;
+    if (auto copy = dyn_cast<NVVM::CpAsyncOp>(op)) {
+      // cp.async: src-size bytes from global memory, the rest of `size` zero-filled.
+      const uint32_t size = copy.getSize();
+      const uint64_t from = copy.getCpSize() ? scalar(lane, copy.getCpSize()) & 0xffffffff : size;
+      if (from > size)
+        fault("cp.async source size " + std::to_string(from) + " exceeds its size " + std::to_string(size));
+      PendingCopy pending{scalar(lane, copy.getDst()), std::vector<uint8_t>(size, 0)};
+      if (from)
+        std::memcpy(pending.bytes.data(), global(scalar(lane, copy.getSrc()), from, "cp.async read"), from);
+      shared(pending.ldsOffset, size, "cp.async write");
+      lane.openGroup.push_back(std::move(pending));
+      return Step::Next;
+    }
+    if (isa<NVVM::CpAsyncCommitGroupOp>(op)) {
+      lane.committed.push_back(std::move(lane.openGroup));
+      lane.openGroup.clear();
+      return Step::Next;
+    }
+    if (auto wait = dyn_cast<NVVM::CpAsyncWaitGroupOp>(op)) {
+      // At most n committed groups stay in flight; the older ones land now.
+      const size_t n = wait.getN();
+      while (lane.committed.size() > n) {
+        for (const PendingCopy &copy : lane.committed.front())
+          std::memcpy(shared(copy.ldsOffset, copy.bytes.size(), "cp.async write"), copy.bytes.data(),
+                      copy.bytes.size());
+        lane.committed.erase(lane.committed.begin());
+      }
+      return Step::Next;
+    }
 
     fault("the emulator does not model " + name.str() + " yet");
   }
@@ -1025,6 +1066,27 @@ private:
             value.push_back(valid);
           results[l] = value;
         }
+      } else if (isa<ROCDL::BallotOp>(op)) {
+        uint64_t mask = 0;
+        for (uint32_t l = 0; l < size; ++l)
+          if (active(l) && (operand(l, 0)[0] & 1))
+            mask |= uint64_t(1) << l;
+        for (uint32_t l = 0; l < size; ++l)
+          results[l] = {mask};
+      } else if (isa<ROCDL::GlobalLoadLDSOp, ROCDL::RawPtrBufferLoadLdsOp>(op)) {
+        ldsDma(op, first, size);
+        for (uint32_t l = 0; l < size; ++l)
+          if (active(l)) {
+            laneAt(l).state = LaneState::Running;
+            ++laneAt(l).next;
+          }
+        return;
+      } else if (name(op).starts_with("rocdl.mfma.")) {
+        mfma(op, first, size, results);
+      } else if (isa<NVVM::LdMatrixOp>(op)) {
+        ldmatrix(cast<NVVM::LdMatrixOp>(op), first, size, results);
+      } else if (isa<NVVM::MmaOp>(op) || isMmaIntrinsic(op)) {
+        mmaSync(op, first, size, results);
       } else if (isa<ROCDL::ReadlaneOp, ROCDL::ReadfirstlaneOp>(op)) {
         uint32_t firstActive = 0;
         while (!active(firstActive))
@@ -1047,6 +1109,245 @@ private:
         laneAt(l).state = LaneState::Running;
         ++laneAt(l).next;
       }
+  }
+
+  static StringRef name(Operation *op) { return op->getName().getStringRef(); }
+
+  static bool isMmaIntrinsic(Operation *op) {
+    auto call = dyn_cast<LLVM::CallIntrinsicOp>(op);
+    return call && call.getIntrin().starts_with("llvm.nvvm.mma.");
+  }
+
+  /// Every active lane of the wave must be here; the wave's lanes that exited are an error
+  /// for the matrix operations (their operands are the other lanes' data).
+  void requireFullWave(Operation *op, uint32_t first, uint32_t size) {
+    for (uint32_t l = 0; l < uint32_t(target.waveSize); ++l)
+      if (l >= size || lanes[first + l].state == LaneState::Done)
+        fault("lane " + std::to_string(l) + " of the wave has exited before " + name(op).str() +
+              ", which needs all of them");
+  }
+
+  /// The `count` codes of `bits` each `width` bits wide, lowest first (an i64 of eight fp8
+  /// codes, a vector<4xi16> of bf16, ...).
+  static SmallVector<uint64_t, 16> codes(const Bits &bits, Type type, unsigned width) {
+    SmallVector<uint64_t, 16> out;
+    for (auto [t, v] : llvm::zip(scalarsOf(type), bits)) {
+      unsigned w = widthOf(t);
+      for (unsigned at = 0; at < w; at += width)
+        out.push_back((v >> at) & maskOf(width));
+    }
+    return out;
+  }
+
+  /// The value of an element code of a matrix operand.
+  double decode(uint64_t code, StringRef kind) const {
+    if (kind == "bf16")
+      return std::bit_cast<float>(uint32_t(code) << 16);
+    if (kind == "f16")
+      return double(std::bit_cast<_Float16>(uint16_t(code)));
+    if (kind == "i8")
+      return double(int8_t(code));
+    if (kind == "fp8" || kind == "e4m3") {
+      // e4m3: OCP e4m3fn (bias 7, S.1111.111 NaN) on gfx950 and sm_90; gfx942's MFMA reads
+      // e4m3fnuz (bias 8, 0x80 NaN, no negative zero).
+      const bool fnuz = target.name == "gfx942";
+      const int exponent = (code >> 3) & 15, mantissa = code & 7;
+      if (fnuz ? code == 0x80 : (code & 0x7f) == 0x7f)
+        return std::nan("");
+      const int bias = fnuz ? 8 : 7;
+      double magnitude =
+          exponent ? std::ldexp(1 + mantissa / 8.0, exponent - bias) : std::ldexp(mantissa / 8.0, 1 - bias);
+      return (code & 0x80) ? -magnitude : magnitude;
+    }
+    fault("matrix operands of type " + kind.str() + " are not modelled");
+  }
+
+  /// MFMA (AMD CDNA3/CDNA4 ISA, matrix instructions; one block): with G = 64 / M lane groups
+  /// and E = K / G elements per lane, lane l holds A[l % M][(l / M)·E + e] and
+  /// B[(l / M)·E + e][l % M] for e < E. Accumulators: 32×32, lane l, register r:
+  /// D[8·(r / 4) + 4·(l / 32) + r % 4][l % 32]; 16×16: D[4·(l / 16) + r][l % 16].
+  void mfma(Operation *op, uint32_t first, uint32_t size, SmallVector<Bits> &results) {
+    requireFullWave(op, first, size);
+    // rocdl.mfma.<out>.<M>x<N>x<K>[.]<type>[.<type>][.1k]
+    StringRef rest = name(op).drop_front(strlen("rocdl.mfma."));
+    auto [out, shapeAndType] = rest.split('.');
+    unsigned m = 0, n = 0, k = 0;
+    StringRef text = shapeAndType;
+    auto number = [&](unsigned &v) {
+      size_t digits = text.find_first_not_of("0123456789");
+      text.substr(0, digits).getAsInteger(10, v);
+      text = text.drop_front(digits);
+    };
+    number(m);
+    text.consume_front("x");
+    number(n);
+    text.consume_front("x");
+    number(k);
+    text.consume_front(".");
+    StringRef kind = text.split('.').first;
+    if (m != n || (m != 32 && m != 16) || 64 % m || !k || !(out == "f32" || out == "i32") ||
+        !(kind == "bf16" || kind == "f16" || kind == "fp8" || kind == "i8"))
+      fault(name(op).str() + " is not a single-block MFMA the emulator models");
+    for (unsigned i = 3; i < 6; ++i)
+      if (get(lanes[first], op->getOperand(i))[0] != 0)
+        fault("MFMA broadcast controls (cbsz, abid, blgp) other than 0 are not modelled");
+    const unsigned groups = 64 / m, perLane = k / groups;
+    const unsigned width = kind == "fp8" || kind == "i8" ? 8 : 16;
+    std::vector<double> a(m * k), b(k * n);
+    for (uint32_t l = 0; l < 64; ++l) {
+      auto aCodes = codes(get(lanes[first + l], op->getOperand(0)), op->getOperand(0).getType(), width);
+      auto bCodes = codes(get(lanes[first + l], op->getOperand(1)), op->getOperand(1).getType(), width);
+      if (aCodes.size() != perLane || bCodes.size() != perLane)
+        fault(name(op).str() + ": operands hold " + std::to_string(aCodes.size()) + " elements per lane, not " +
+              std::to_string(perLane));
+      for (unsigned e = 0; e < perLane; ++e) {
+        a[(l % m) * k + (l / m) * perLane + e] = decode(aCodes[e], kind);
+        b[((l / m) * perLane + e) * n + l % m] = decode(bCodes[e], kind);
+      }
+    }
+    const unsigned perLaneAcc = m * n / 64;
+    for (uint32_t l = 0; l < 64; ++l) {
+      Bits acc = get(lanes[first + l], op->getOperand(2));
+      for (unsigned r = 0; r < perLaneAcc; ++r) {
+        unsigned row = m == 32 ? 8 * (r / 4) + 4 * (l / 32) + r % 4 : 4 * (l / 16) + r, col = l % m;
+        double sum = 0;
+        for (unsigned i = 0; i < k; ++i)
+          sum += a[row * k + i] * b[i * n + col];
+        if (out == "i32")
+          acc[r] = uint64_t(int64_t(int32_t(uint32_t(acc[r]))) + int64_t(sum)) & 0xffffffff;
+        else
+          acc[r] = std::bit_cast<uint32_t>(float(double(std::bit_cast<float>(uint32_t(acc[r]))) + sum));
+      }
+      results[l] = acc;
+    }
+  }
+
+  /// ldmatrix (PTX ISA): thread t gives the address of row t % 8 of matrix t / 8; for each
+  /// matrix, thread t receives row t / 4, columns 2·(t % 4) and 2·(t % 4) + 1 (with .trans
+  /// rows 2·(t % 4) and 2·(t % 4) + 1 of column t / 4), the lower column (row) in the low half.
+  void ldmatrix(NVVM::LdMatrixOp op, uint32_t first, uint32_t size, SmallVector<Bits> &results) {
+    requireFullWave(op, first, size);
+    if (op.getShape().getM() != 8 || op.getShape().getN() != 8 || op.getEltType() != NVVM::LdStMatrixEltType::B16)
+      fault("ldmatrix shapes other than m8n8 of b16 are not modelled");
+    const uint32_t matrices = op.getNum();
+    const bool trans = op.getLayout() == NVVM::MMALayout::col;
+    // matrix[m][row][col]
+    std::vector<uint16_t> data(matrices * 64);
+    for (uint32_t m = 0; m < matrices; ++m)
+      for (uint32_t row = 0; row < 8; ++row) {
+        uint64_t address = get(lanes[first + 8 * m + row], op.getPtr())[0];
+        std::memcpy(&data[m * 64 + row * 8], shared(address, 16, "ldmatrix row read"), 16);
+      }
+    for (uint32_t t = 0; t < 32; ++t) {
+      Bits regs;
+      for (uint32_t m = 0; m < matrices; ++m) {
+        uint32_t r0 = t / 4, c0 = 2 * (t % 4);
+        uint16_t lo = trans ? data[m * 64 + c0 * 8 + r0] : data[m * 64 + r0 * 8 + c0];
+        uint16_t hi = trans ? data[m * 64 + (c0 + 1) * 8 + r0] : data[m * 64 + r0 * 8 + c0 + 1];
+        regs.push_back(uint32_t(lo) | uint32_t(hi) << 16);
+      }
+      results[t] = regs;
+    }
+  }
+
+  /// mma.sync m16n8k16 (bf16, f16) and m16n8k32 (e4m3), row.col, f32 accumulators (PTX ISA
+  /// fragment tables). groupID g = lane / 4, t = lane % 4, E elements per 32-bit register:
+  /// A element i of a lane: row g + 8·((i / E) % 2), column E·t + i % E + (K / 2)·(i / (2E));
+  /// B element i: row E·t + i % E + (K / 2)·(i / E), column g; C element i: row g + 8·(i / 2),
+  /// column 2·t + i % 2.
+  void mmaSync(Operation *op, uint32_t first, uint32_t size, SmallVector<Bits> &results) {
+    requireFullWave(op, first, size);
+    unsigned k;
+    StringRef kind;
+    SmallVector<Value> aRegs, bRegs, cRegs;
+    if (auto mma = dyn_cast<NVVM::MmaOp>(op)) {
+      if (mma.getShape().getM() != 16 || mma.getShape().getN() != 8 || mma.getLayoutA() != NVVM::MMALayout::row ||
+          mma.getLayoutB() != NVVM::MMALayout::col)
+        fault("mma.sync shapes other than m16n8 row.col are not modelled");
+      k = mma.getShape().getK();
+      auto type = mma.getMultiplicandAPtxType();
+      kind = type == NVVM::MMATypes::bf16 ? "bf16" : type == NVVM::MMATypes::f16 ? "f16" : "";
+      aRegs.append(mma.getOperandA().begin(), mma.getOperandA().end());
+      bRegs.append(mma.getOperandB().begin(), mma.getOperandB().end());
+      cRegs.append(mma.getOperandC().begin(), mma.getOperandC().end());
+    } else {
+      StringRef intrinsic = cast<LLVM::CallIntrinsicOp>(op).getIntrin();
+      if (intrinsic != "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32")
+        fault(intrinsic.str() + " is not modelled");
+      k = 32;
+      kind = "e4m3";
+      auto operands = op->getOperands();
+      aRegs.append(operands.begin(), operands.begin() + 4);
+      bRegs.append(operands.begin() + 4, operands.begin() + 6);
+      cRegs.append(operands.begin() + 6, operands.end());
+    }
+    if (kind.empty() || !isa<FloatType>(cRegs[0].getType()) || !cast<FloatType>(cRegs[0].getType()).isF32())
+      fault("mma.sync operand types other than bf16, f16 and e4m3 with f32 accumulators are not modelled");
+    const unsigned width = kind == "e4m3" ? 8 : 16, perReg = 32 / width;
+    std::vector<double> a(16 * k), b(k * 8);
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      const uint32_t g = lane / 4, t = lane % 4;
+      SmallVector<uint64_t, 16> aCodes, bCodes;
+      for (Value v : aRegs)
+        aCodes.append(codes(get(lanes[first + lane], v), v.getType(), width));
+      for (Value v : bRegs)
+        bCodes.append(codes(get(lanes[first + lane], v), v.getType(), width));
+      for (unsigned i = 0; i < aCodes.size(); ++i) {
+        unsigned row = g + 8 * ((i / perReg) % 2), col = perReg * t + i % perReg + (k / 2) * (i / (2 * perReg));
+        a[row * k + col] = decode(aCodes[i], kind);
+      }
+      for (unsigned i = 0; i < bCodes.size(); ++i) {
+        unsigned row = perReg * t + i % perReg + (k / 2) * (i / perReg);
+        b[row * 8 + g] = decode(bCodes[i], kind);
+      }
+    }
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      const uint32_t g = lane / 4, t = lane % 4;
+      Bits out;
+      for (unsigned i = 0; i < 4; ++i) {
+        unsigned row = g + 8 * (i / 2), col = 2 * t + i % 2;
+        double sum = 0;
+        for (unsigned e = 0; e < k; ++e)
+          sum += a[row * k + e] * b[e * 8 + col];
+        float c = std::bit_cast<float>(uint32_t(get(lanes[first + lane], cRegs[i])[0]));
+        out.push_back(std::bit_cast<uint32_t>(float(double(c) + sum)));
+      }
+      results[lane] = out;
+    }
+  }
+
+  /// LDS DMA (global_load_lds, buffer_load ... lds; AMD ISA): each lane loads `size` bytes
+  /// from its own global address (for buffers: base + voffset + soffset + offset, range-
+  /// checked, out of range writes 0) and the wave's data lands contiguously in LDS: lane l's
+  /// at M0 + offset + l·size, where M0 is the first active lane's LDS address operand.
+  void ldsDma(Operation *op, uint32_t first, uint32_t size) {
+    auto global = dyn_cast<ROCDL::GlobalLoadLDSOp>(op);
+    auto buffer = dyn_cast<ROCDL::RawPtrBufferLoadLdsOp>(op);
+    uint32_t firstActive = 0;
+    while (lanes[first + firstActive].state == LaneState::Done)
+      ++firstActive;
+    Lane &leader = lanes[first + firstActive];
+    const uint64_t m0 = get(leader, global ? global.getLdsPtr() : buffer.getLdsPtr())[0];
+    const uint64_t bytes = global ? global.getSize() : get(leader, buffer.getSize())[0];
+    const uint64_t offset = global ? uint64_t(global.getOffset()) : get(leader, buffer.getOffset())[0] & 0xffffffff;
+    if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 12 && bytes != 16)
+      fault("LDS DMA of " + std::to_string(bytes) + " bytes per lane");
+    for (uint32_t l = 0; l < size; ++l) {
+      Lane &lane = lanes[first + l];
+      if (lane.state == LaneState::Done)
+        continue;
+      uint8_t *dst = shared(m0 + offset + uint64_t(l) * bytes, bytes, "LDS DMA write");
+      if (global) {
+        std::memcpy(dst, this->global(get(lane, global.getGlobalPtr())[0] + offset, bytes, "LDS DMA read"), bytes);
+        continue;
+      }
+      Bits loaded;
+      Type type = VectorType::get({int64_t(bytes)}, IntegerType::get(op->getContext(), 8));
+      bufferAccess(get(lane, buffer.getRsrc()), get(lane, buffer.getVoffset())[0] + offset,
+                   get(lane, buffer.getSoffset())[0], type, &loaded, nullptr);
+      for (uint64_t i = 0; i < bytes; ++i)
+        dst[i] = uint8_t(loaded[i]);
+    }
   }
 
   /// The lane DPP_CTRL `ctrl` reads for lane `l`, or -1 when it names none (AMD ISA, DPP).
