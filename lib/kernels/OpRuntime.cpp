@@ -3,6 +3,7 @@
 #include "wavetile/ops/OpRuntime.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -70,7 +71,11 @@ bool NamedArgs::inOrderOf(const KernelSignature &kernel, std::vector<KernelArg> 
   return true;
 }
 
-OpRuntime::OpRuntime(Device &device, std::unique_ptr<Jit> jit) : device_(device), jit_(std::move(jit)) {}
+OpRuntime::OpRuntime(Device &device, std::unique_ptr<Jit> jit)
+    : device_(device),
+      target_(std::string_view(device.target()).starts_with("emulate:") ? device.target().substr(strlen("emulate:"))
+                                                                        : device.target()),
+      jit_(std::move(jit)) {}
 OpRuntime::~OpRuntime() {
   std::string ignored;
   if (workspace_)

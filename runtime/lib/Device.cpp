@@ -27,8 +27,32 @@ const char *wavetile::backendName(Backend backend) {
     return "HIP";
   case Backend::Host:
     return "host";
+  case Backend::Emulated:
+    return "emulated";
   }
   return "?";
+}
+
+static const EmulatorHooks *emulatorHooks = nullptr;
+
+void wavetile::registerEmulator(const EmulatorHooks *hooks) { emulatorHooks = hooks; }
+
+std::unique_ptr<Device> Device::openEmulated(std::string_view target, std::string *error) {
+  if (!emulatorHooks) {
+    *error = "no emulator is registered (wavetile::openEmulatedDevice registers the compiler's)";
+    return nullptr;
+  }
+  if (!lookupGpuTarget(target)) {
+    *error = "unknown target '" + std::string(target) + "'; known targets: " + gpuTargetNameList();
+    return nullptr;
+  }
+  std::unique_ptr<Device> device(new Device());
+  device->backend_ = Backend::Emulated;
+  device->api_ = hostApi(); // host memory, copies, events
+  device->name_ = "emulated " + std::string(target);
+  device->arch_ = std::string(target);
+  device->target_ = "emulate:" + std::string(target);
+  return device;
 }
 
 namespace {
@@ -206,6 +230,10 @@ bool Device::check(int result, const char *what, std::string *error) const {
 std::unique_ptr<Device> Device::open(Backend backend, int ordinal, std::string *error) {
   std::string ignored;
   error = error ? error : &ignored;
+  if (backend == Backend::Emulated) {
+    *error = "emulated devices are opened by target (Device::openEmulated), not by ordinal";
+    return nullptr;
+  }
   const Api *api = loadApi(backend, error);
   if (!api)
     return nullptr;
@@ -294,6 +322,19 @@ std::unique_ptr<LoadedModule> Device::load(std::string_view image, ModuleManifes
   std::unique_ptr<LoadedModule> module(new LoadedModule());
   module->device_ = this;
   module->manifest_ = std::move(manifest);
+  if (backend_ == Backend::Emulated) {
+    module->handle_ = emulatorHooks->load(image, module->manifest_, error);
+    if (!module->handle_)
+      return nullptr;
+    for (const KernelManifest &k : module->manifest_.kernels) {
+      auto kernel = std::make_unique<LoadedModule::Kernel>();
+      kernel->device_ = this;
+      kernel->manifest_ = &k;
+      kernel->function_ = module->handle_; // the emulator finds the kernel by name
+      module->kernels_.push_back(std::move(kernel));
+    }
+    return module;
+  }
   // PTX is text the driver reads up to a NUL; a code object is read by its own headers.
   std::string owned(image);
   if (!check(api_->moduleLoadData(&module->handle_, owned.c_str()), "loading the code object", error))
@@ -318,7 +359,9 @@ std::unique_ptr<LoadedModule> Device::load(std::string_view image, ModuleManifes
 }
 
 LoadedModule::~LoadedModule() {
-  if (handle_)
+  if (handle_ && device_->backend() == Backend::Emulated)
+    emulatorHooks->unload(handle_);
+  else if (handle_)
     device_->api().moduleUnload(handle_);
 }
 
@@ -342,6 +385,8 @@ bool LoadedModule::Kernel::launch(std::array<uint32_t, 3> grid, const KernelArg 
       *error = "kernel '" + k.signature.name + "' has more than " + std::to_string(kMaxArguments) + " arguments";
     return false;
   }
+  if (device_->backend() == Backend::Emulated) // runs to completion before returning
+    return emulatorHooks->launch(function_, k.signature.name, grid, args, count, error);
   // The driver copies the values at launch; the union member sits at the same address for
   // every kind.
   void *params[kMaxArguments];

@@ -184,7 +184,9 @@ bool wavetile::parseManifest(std::string_view text, ModuleManifest *manifest, st
     }
     std::vector<std::string_view> f = splitFields(line);
     std::string_view directive = f[0];
-    if (directive == "target" && f.size() == 2 && !sawTarget && validName(f[1])) {
+    // Targets are names, or "emulate:<name>" for code objects of emulated devices.
+    if (directive == "target" && f.size() == 2 && !sawTarget &&
+        validName(std::string_view(f[1]).starts_with("emulate:") ? std::string_view(f[1]).substr(8) : f[1])) {
       result.target = f[1];
       sawTarget = true;
     } else if (directive == "kernel" && f.size() == 2) {

@@ -74,4 +74,14 @@ TEST_P(EmulatorTargets, LaunchesWithoutExtentsOrWithWrongArgumentsAreRefused) {
 
 INSTANTIATE_TEST_SUITE_P(Emulator, EmulatorTargets, ::testing::Values("gfx942", "gfx950", "sm_90"));
 
+TEST(EmulatedDevice, IsADeviceOfTheTargetAndRefusesUnknownOnes) {
+  std::string error;
+  auto device = openEmulatedDevice("gfx950", &error);
+  ASSERT_TRUE(device) << error;
+  EXPECT_EQ(device->backend(), Backend::Emulated);
+  EXPECT_EQ(device->target(), "emulate:gfx950");
+  EXPECT_FALSE(openEmulatedDevice("gfx90a", &error));
+  EXPECT_NE(error.find("unknown target 'gfx90a'"), std::string::npos) << error;
+}
+
 } // namespace

@@ -96,7 +96,17 @@ TEST_F(JitTest, ErrorsNameTheProblem) {
   Jit unknown(options("gfx1100"));
   std::string error;
   EXPECT_FALSE(unknown.compile(*example("gemm"), &error));
-  EXPECT_EQ(error, "unknown target 'gfx1100'; known targets: host, gfx942, gfx950, sm_90, sm_90a");
+  EXPECT_EQ(error, "unknown target 'gfx1100'; known targets: host, gfx942, gfx950, sm_90, sm_90a (emulate:<target> "
+                   "for emulated devices)");
+  Jit emulatedUnknown(options("emulate:gfx1100"));
+  EXPECT_FALSE(emulatedUnknown.compile(*example("gemm"), &error));
+  EXPECT_NE(error.find("unknown target 'emulate:gfx1100'"), std::string::npos) << error;
+  // An emulated target's code object is the per-thread IR, its manifest for that target.
+  Jit emulated(options("emulate:gfx942"));
+  auto compiled = emulated.compile(*example("gemm"), &error);
+  ASSERT_TRUE(compiled) << error;
+  EXPECT_EQ(compiled->binary->manifest.target, "emulate:gfx942");
+  EXPECT_NE(compiled->binary->image.find("rocdl.mfma"), std::string::npos);
   // A kernel over sm_90's shared-memory limit per block (227 KiB) fails to compile.
   std::string text = R"(
 func.func @big(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32} {

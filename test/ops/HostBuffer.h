@@ -2,6 +2,7 @@
 #ifndef WAVETILE_TEST_OPS_HOSTBUFFER_H
 #define WAVETILE_TEST_OPS_HOSTBUFFER_H
 
+#include "wavetile/Emulator.h"
 #include "wavetile/ops/OpRuntime.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -96,12 +98,19 @@ inline void expectRefused(bool ok, const std::string &error, const std::string &
 }
 
 /// The host device and an op runtime on it (a null runtime, with a test failure, if not).
+/// The host device, or with WAVETILE_TEST_EMULATE=<GPU target> an emulated device of that
+/// target: the same tests then run the ops' GPU kernels lane by lane (docs/emulator.md).
+inline std::unique_ptr<Device> openTestDevice(std::string *error) {
+  const char *emulated = std::getenv("WAVETILE_TEST_EMULATE");
+  return emulated && *emulated ? openEmulatedDevice(emulated, error) : Device::open(Backend::Host, 0, error);
+}
+
 struct HostOps {
   std::unique_ptr<Device> device;
   std::unique_ptr<ops::OpRuntime> runtime;
   HostOps() {
     std::string error;
-    device = Device::open(Backend::Host, 0, &error);
+    device = openTestDevice(&error);
     if (device)
       runtime = ops::OpRuntime::create(*device, &error);
     if (!runtime)

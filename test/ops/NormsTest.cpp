@@ -33,7 +33,7 @@ class RmsNormTest : public ::testing::TestWithParam<Case> {
 protected:
   void SetUp() override {
     std::string error;
-    device = Device::open(Backend::Host, 0, &error);
+    device = wavetile::test::openTestDevice(&error);
     ASSERT_TRUE(device) << error;
     runtime = OpRuntime::create(*device, &error);
     ASSERT_TRUE(runtime) << error;
@@ -149,7 +149,7 @@ INSTANTIATE_TEST_SUITE_P(Host, RmsNormTest,
 class RmsNormOp : public ::testing::Test {
 protected:
   void SetUp() override {
-    device = Device::open(Backend::Host, 0, &error);
+    device = wavetile::test::openTestDevice(&error);
     ASSERT_TRUE(device) << error;
     runtime = OpRuntime::create(*device, &error);
     ASSERT_TRUE(runtime) << error;

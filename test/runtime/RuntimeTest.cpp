@@ -71,6 +71,26 @@ TEST(Manifest, RoundTrips) {
   EXPECT_EQ(parsed.find("nope"), nullptr);
 }
 
+TEST(Manifest, EmulatedTargetsRoundTripButOnlyAsEmulateColonName) {
+  ModuleManifest original = gemmManifest();
+  original.target = "emulate:gfx942";
+  ModuleManifest parsed;
+  std::string error;
+  ASSERT_TRUE(parseManifest(printManifest(original), &parsed, &error)) << error;
+  EXPECT_EQ(parsed.target, "emulate:gfx942");
+  original.target = "other:gfx942";
+  EXPECT_FALSE(parseManifest(printManifest(original), &parsed, &error));
+}
+
+TEST(Devices, EmulatedDevicesNeedTheCompilersEmulator) {
+  std::string error;
+  EXPECT_EQ(Device::open(Backend::Emulated, 0, &error), nullptr);
+  EXPECT_NE(error.find("opened by target"), std::string::npos) << error;
+  // The runtime alone has no interpreter: the compiler registers one (openEmulatedDevice).
+  EXPECT_EQ(Device::openEmulated("gfx942", &error), nullptr);
+  EXPECT_NE(error.find("no emulator is registered"), std::string::npos) << error;
+}
+
 TEST(Manifest, MalformedTextNamesTheLineAndTheProblem) {
   std::string good = printManifest(gemmManifest());
   EXPECT_EQ(parseError(""), "manifest line 0: empty manifest");

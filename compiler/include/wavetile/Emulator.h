@@ -13,6 +13,7 @@
 #define WAVETILE_EMULATOR_H
 
 #include "wavetile/Compiler.h"
+#include "wavetile/runtime/Device.h"
 
 namespace wavetile {
 
@@ -34,9 +35,19 @@ public:
   bool launch(std::string_view kernel, std::array<uint32_t, 3> grid, const std::vector<KernelArg> &args,
               std::string *error) const;
 
+  /// The module from lowerKernelsForEmulation's output (a cached "emulate:<target>" code
+  /// object): the per-thread IR as text and its manifest.
+  static std::unique_ptr<EmulatedModule> fromLowered(std::string_view text, ModuleManifest manifest,
+                                                     const GpuTarget &target, std::string *error);
+
 private:
   std::unique_ptr<Impl> impl_;
 };
+
+/// A runtime device of `target` that runs every kernel through the emulator, on host memory
+/// (registers the emulator with the runtime first). Library ops and JIT launches work on it
+/// as on a GPU: their kernels are compiled for "emulate:<target>".
+std::unique_ptr<Device> openEmulatedDevice(std::string_view target, std::string *error);
 
 } // namespace wavetile
 

@@ -21,7 +21,9 @@ namespace wavetile {
 const std::string &compilerVersion();
 
 struct JitOptions {
-  std::string target; // "host" or a GPU target name ("gfx942", "sm_90", ...)
+  /// "host", a GPU target name ("gfx942", "sm_90", ...), or "emulate:<GPU target>": the
+  /// per-thread IR an emulated device runs (lowerKernelsForEmulation).
+  std::string target;
   /// The disk cache's directory; none: memory only.
   std::optional<std::string> cacheDirectory;
   /// Where every compile writes its stages (tile IR, IR after each pass, LLVM IR, ISA, the
@@ -57,6 +59,7 @@ public:
 private:
   bool forHost() const;
   JitOptions options_;
+  bool emulated_ = false;
   std::optional<GpuTarget> target_;
   std::mutex mutex_;
   std::list<std::pair<std::string, std::shared_ptr<const CodeObject>>> recent_; // most recent first

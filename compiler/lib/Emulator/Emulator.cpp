@@ -390,30 +390,36 @@ private:
     fault("address space " + std::to_string(space) + " is not modelled");
   }
 
-  /// Elements of `type` from bytes (little endian, packed like LLVM's vectors).
+  /// Elements of `type` from bytes: little endian, consecutive elements at consecutive
+  /// bits, as LLVM lays out vectors (a vector<2xi4> is one byte, element 0 in bits 0-3).
+  /// Scalars narrower than a byte (i1) occupy a whole byte.
   Bits unpack(const uint8_t *bytes, Type type) {
     Bits out;
-    uint64_t offset = 0;
-    for (Type t : scalarsOf(type)) {
+    SmallVector<Type> scalars = scalarsOf(type);
+    uint64_t bit = 0;
+    for (Type t : scalars) {
       unsigned width = widthOf(t);
-      if (width % 8)
-        fault("loads of " + typeName(type) + " are not modelled");
       uint64_t v = 0;
-      std::memcpy(&v, bytes + offset, width / 8);
+      for (unsigned i = 0; i < width; ++i, ++bit)
+        v |= uint64_t((bytes[bit / 8] >> (bit % 8)) & 1) << i;
       out.push_back(v);
-      offset += width / 8;
+      if (scalars.size() == 1)
+        break;
     }
     return out;
   }
 
   void pack(const Bits &value, Type type, uint8_t *bytes) {
-    uint64_t offset = 0;
-    for (auto [t, v] : llvm::zip(scalarsOf(type), value)) {
+    uint64_t bit = 0;
+    SmallVector<Type> scalars = scalarsOf(type);
+    for (auto [t, v] : llvm::zip(scalars, value)) {
       unsigned width = widthOf(t);
-      if (width % 8)
-        fault("stores of " + typeName(type) + " are not modelled");
-      std::memcpy(bytes + offset, &v, width / 8);
-      offset += width / 8;
+      if (scalars.size() == 1)
+        width = (width + 7) / 8 * 8; // a lone i1 is stored as a zero-extended byte
+      for (unsigned i = 0; i < width; ++i, ++bit) {
+        uint8_t mask = uint8_t(1u << (bit % 8));
+        bytes[bit / 8] = ((v >> i) & 1) ? (bytes[bit / 8] | mask) : (bytes[bit / 8] & ~mask);
+      }
     }
   }
 
@@ -730,6 +736,138 @@ private:
 
   uint32_t laneInWave(const Lane &lane) const { return lane.thread % uint32_t(target.waveSize); }
 
+  /// `value` rounded to nearest even into an 8-bit float with `mantissaBits` and `bias`
+  /// (e4m3fn: 3, 7, largest finite 448, NaN S.1111.111; e5m2: 2, 15, 57344, inf
+  /// S.11111.00). `saturate` (PTX .satfinite) clamps infinities and overflow to the largest
+  /// finite value.
+  static uint8_t encodeFp8(float value, bool e4m3, bool saturate) {
+    const int mantissaBits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+    const double largest = e4m3 ? 448.0 : 57344.0;
+    const uint8_t sign = std::signbit(value) ? 0x80 : 0;
+    if (std::isnan(value))
+      return 0x7f; // the canonical NaN of both
+    double magnitude = std::fabs(double(value));
+    if (magnitude == 0)
+      return sign;
+    const int minExponent = 1 - bias;
+    int exponent = std::max(int(std::floor(std::log2(magnitude))), minExponent);
+    const double quantum = std::ldexp(1.0, exponent - mantissaBits);
+    double rounded = std::nearbyint(magnitude / quantum) * quantum; // ties to even
+    if (rounded > largest || std::isinf(magnitude)) {
+      if (saturate || e4m3) // e4m3fn has no infinity: unsaturated overflow is NaN
+        return saturate ? uint8_t(sign | (e4m3 ? 0x7e : 0x7b)) : uint8_t(sign | 0x7f);
+      return sign | 0x7c;
+    }
+    if (rounded < std::ldexp(1.0, minExponent)) // subnormal
+      return sign | uint8_t(rounded / std::ldexp(1.0, minExponent - mantissaBits));
+    exponent = int(std::floor(std::log2(rounded)));
+    const int mantissa = int((rounded / std::ldexp(1.0, exponent) - 1) * (1 << mantissaBits));
+    return sign | uint8_t((exponent + bias) << mantissaBits) | uint8_t(mantissa);
+  }
+
+  /// cvt.rn[.satfinite][.relu].{e4m3x2,e5m2x2}.f32 d, a, b (PTX): a's code in the upper byte.
+  Bits convertToFp8x2(Lane &lane, NVVM::ConvertF32x2ToF8x2Op cvt) {
+    if (cvt.getRnd() != NVVM::FPRoundingMode::RN && cvt.getRnd() != NVVM::FPRoundingMode::NONE)
+      fault("fp8 conversions other than round-to-nearest are not modelled");
+    const bool e4m3 = isa<Float8E4M3FNType>(cvt.getDstTy());
+    if (!e4m3 && !isa<Float8E5M2Type>(cvt.getDstTy()))
+      fault("fp8 conversion to " + typeName(cvt.getDstTy()) + " is not modelled");
+    const bool saturate = cvt.getSat() == NVVM::SaturationMode::SATFINITE;
+    auto code = [&](Value v) {
+      float f = std::bit_cast<float>(uint32_t(scalar(lane, v)));
+      if (cvt.getRelu() && !(f >= 0))
+        f = std::isnan(f) ? f : 0.f;
+      return encodeFp8(f, e4m3, saturate);
+    };
+    const uint8_t a = code(cvt.getA()), b = code(cvt.getB());
+    if (isa<VectorType>(cvt.getType()))
+      return {b, a}; // the i16's bytes: element 0 is the low one
+    return {uint64_t(a) << 8 | b};
+  }
+
+  /// The PTX our lowering writes as inline assembly for predicated accesses, executed
+  /// statement by statement: `.reg .pred p`, `setp.ne.b32 p, $i, 0`, `mov.b32 $i, 0`, and
+  /// (under `@p`) `ld.global[.vN].b32` / `st.global[.vN].b32` of 32-bit words. Operands
+  /// are numbered outputs first, then inputs, as in LLVM's inline assembly.
+  void inlinePtx(Lane &lane, LLVM::InlineAsmOp op) {
+    StringRef text = op.getAsmString().trim();
+    if (!text.consume_front("{") || !text.consume_back("}"))
+      fault("inline assembly '" + op.getAsmString().str() + "' is not a PTX block the emulator models");
+    const unsigned outputs = op.getNumResults() == 0 ? 0
+                             : isa<LLVM::LLVMStructType>(op.getResult(0).getType())
+                                 ? unsigned(scalarsOf(op.getResult(0).getType()).size())
+                                 : 1;
+    SmallVector<uint64_t> regs(outputs, 0);
+    for (Value v : op.getOperands())
+      regs.push_back(scalar(lane, v));
+    auto reg = [&](StringRef token) -> uint64_t & {
+      unsigned i;
+      token = token.trim();
+      if (!token.consume_front("$") || token.getAsInteger(10, i) || i >= regs.size())
+        fault("inline PTX operand '" + token.str() + "'");
+      return regs[i];
+    };
+    auto registersIn = [&](StringRef list) {
+      SmallVector<StringRef> items;
+      list.trim().trim("{}").split(items, ',');
+      return items;
+    };
+    bool p = false;
+    SmallVector<StringRef> statements;
+    text.split(statements, ';', -1, false);
+    for (StringRef statement : statements) {
+      statement = statement.trim();
+      if (statement.empty() || statement == ".reg .pred p")
+        continue;
+      if (statement.consume_front("setp.ne.b32 p,")) {
+        auto [x, zero] = statement.split(',');
+        if (zero.trim() != "0")
+          fault("inline PTX '" + statement.str() + "'");
+        p = (reg(x) & 0xffffffff) != 0;
+        continue;
+      }
+      if (statement.consume_front("mov.b32 ")) {
+        auto [dst, value] = statement.split(',');
+        if (value.trim() != "0")
+          fault("inline PTX 'mov.b32 " + statement.str() + "'");
+        reg(dst) = 0;
+        continue;
+      }
+      const bool guarded = statement.consume_front("@p ");
+      if (guarded && !p)
+        continue;
+      unsigned words = 1;
+      bool load = statement.consume_front("ld.global"), store = !load && statement.consume_front("st.global");
+      if ((load || store) && statement.consume_front(".v"))
+        statement.consumeInteger(10, words);
+      if (!(load || store) || !statement.consume_front(".b32 ") || words > 4)
+        fault("inline PTX statement '" + statement.str() + "' is not modelled");
+      if (load) {
+        auto [dst, address] = statement.rsplit(',');
+        auto items = registersIn(dst);
+        uint64_t at = reg(address.trim().trim("[]"));
+        const uint8_t *bytes = global(at, 4 * words, "ld.global");
+        for (unsigned w = 0; w < words && w < items.size(); ++w) {
+          uint32_t v;
+          std::memcpy(&v, bytes + 4 * w, 4);
+          reg(items[w]) = v;
+        }
+      } else {
+        auto [address, src] = statement.split(',');
+        auto items = registersIn(src);
+        uint8_t *bytes = global(reg(address.trim().trim("[]")), 4 * words, "st.global");
+        for (unsigned w = 0; w < words && w < items.size(); ++w) {
+          uint32_t v = uint32_t(reg(items[w]));
+          std::memcpy(bytes + 4 * w, &v, 4);
+        }
+      }
+    }
+    if (outputs == 1 && !isa<LLVM::LLVMStructType>(op.getResult(0).getType()))
+      set(lane, op.getResult(0), {regs[0]});
+    else if (outputs)
+      set(lane, op.getResult(0), Bits(regs.begin(), regs.begin() + outputs));
+  }
+
   Step execute(Lane &lane, Operation *op) {
     StringRef name = op->getName().getStringRef();
     auto result = [&](Bits bits) {
@@ -957,6 +1095,12 @@ private:
     }
     if (isa<NVVM::Barrier0Op, NVVM::BarrierOp>(op))
       return Step::Barrier;
+    if (auto cvt = dyn_cast<NVVM::ConvertF32x2ToF8x2Op>(op))
+      return result(convertToFp8x2(lane, cvt));
+    if (auto assembly = dyn_cast<LLVM::InlineAsmOp>(op)) {
+      inlinePtx(lane, assembly);
+      return Step::Next;
+    }
     if (auto copy = dyn_cast<NVVM::CpAsyncOp>(op)) {
       // cp.async: src-size bytes from global memory, the rest of `size` zero-filled.
       const uint32_t size = copy.getSize();
@@ -1081,6 +1225,8 @@ private:
             ++laneAt(l).next;
           }
         return;
+      } else if (name(op).starts_with("rocdl.mfma.scale.")) {
+        scaledMfma(op, first, size, results);
       } else if (name(op).starts_with("rocdl.mfma.")) {
         mfma(op, first, size, results);
       } else if (isa<NVVM::LdMatrixOp>(op)) {
@@ -1217,6 +1363,77 @@ private:
           acc[r] = uint64_t(int64_t(int32_t(uint32_t(acc[r]))) + int64_t(sum)) & 0xffffffff;
         else
           acc[r] = std::bit_cast<uint32_t>(float(double(std::bit_cast<float>(uint32_t(acc[r]))) + sum));
+      }
+      results[l] = acc;
+    }
+  }
+
+  /// The value of an element of a block-scaled MFMA operand of format `format` (CDNA4 ISA:
+  /// 0 fp8 e4m3, 1 bf8 e5m2, 4 fp4 e2m1).
+  static double decodeScaled(uint64_t code, int64_t format) {
+    if (format == 4) { // e2m1: S.EE.M, bias 1, no inf or NaN
+      const int exponent = (code >> 1) & 3, mantissa = code & 1;
+      double magnitude = exponent ? std::ldexp(1 + mantissa / 2.0, exponent - 1) : mantissa / 2.0;
+      return (code & 8) ? -magnitude : magnitude;
+    }
+    if (format == 0 || format == 1) {
+      const int mantissaBits = format == 0 ? 3 : 2, bias = format == 0 ? 7 : 15;
+      const int exponent = int(code >> mantissaBits) & (format == 0 ? 15 : 31);
+      const int mantissa = int(code) & ((1 << mantissaBits) - 1);
+      const bool special = format == 0 ? (code & 0x7f) == 0x7f : exponent == 31;
+      if (special)
+        return format == 1 && mantissa == 0 ? ((code & 0x80) ? -INFINITY : INFINITY) : std::nan("");
+      double fraction = double(mantissa) / (1 << mantissaBits);
+      double magnitude = exponent ? std::ldexp(1 + fraction, exponent - bias) : std::ldexp(fraction, 1 - bias);
+      return (code & 0x80) ? -magnitude : magnitude;
+    }
+    fault("block-scaled MFMA operand format " + std::to_string(format) + " is not modelled");
+  }
+
+  /// Block-scaled MFMA (CDNA4 ISA, v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4): operands
+  /// (A, B, C, A format, B format, A scale byte select, A scale, B scale byte select,
+  /// B scale). Lane l holds 32 consecutive K elements of row (A) or column (B) l % M, the
+  /// K block l / M, and the e8m0 scale 2^(s - 127) of exactly those elements in the selected
+  /// byte of its scale operand. Accumulators as in the unscaled MFMA.
+  void scaledMfma(Operation *op, uint32_t first, uint32_t size, SmallVector<Bits> &results) {
+    requireFullWave(op, first, size);
+    const StringRef n = name(op);
+    const unsigned m = n.contains("32x32x64") ? 32 : n.contains("16x16x128") ? 16 : 0;
+    if (!m || op->getNumOperands() != 9)
+      fault(n.str() + " is not a block-scaled MFMA the emulator models");
+    const unsigned k = m == 32 ? 64 : 128, perLane = 32;
+    Lane &lane0 = lanes[first];
+    const int64_t formatA = int64_t(get(lane0, op->getOperand(3))[0]),
+                  formatB = int64_t(get(lane0, op->getOperand(4))[0]);
+    const unsigned selectA = unsigned(get(lane0, op->getOperand(5))[0]) & 3,
+                   selectB = unsigned(get(lane0, op->getOperand(7))[0]) & 3;
+    auto width = [](int64_t format) { return format == 4 ? 4u : 8u; };
+    auto scale = [](uint64_t word, unsigned select) {
+      const uint64_t e = (word >> (8 * select)) & 0xff;
+      return e == 0xff ? std::nan("") : std::ldexp(1.0, int(e) - 127);
+    };
+    std::vector<double> a(m * k), b(k * m);
+    for (uint32_t l = 0; l < 64; ++l) {
+      Lane &lane = lanes[first + l];
+      auto aCodes = codes(get(lane, op->getOperand(0)), op->getOperand(0).getType(), width(formatA));
+      auto bCodes = codes(get(lane, op->getOperand(1)), op->getOperand(1).getType(), width(formatB));
+      if (aCodes.size() < perLane || bCodes.size() < perLane)
+        fault(n.str() + ": operands hold fewer than 32 elements per lane");
+      const double sa = scale(get(lane, op->getOperand(6))[0], selectA),
+                   sb = scale(get(lane, op->getOperand(8))[0], selectB);
+      for (unsigned e = 0; e < perLane; ++e) {
+        a[(l % m) * k + (l / m) * perLane + e] = decodeScaled(aCodes[e], formatA) * sa;
+        b[((l / m) * perLane + e) * m + l % m] = decodeScaled(bCodes[e], formatB) * sb;
+      }
+    }
+    for (uint32_t l = 0; l < 64; ++l) {
+      Bits acc = get(lanes[first + l], op->getOperand(2));
+      for (unsigned r = 0; r < m * m / 64; ++r) {
+        unsigned row = m == 32 ? 8 * (r / 4) + 4 * (l / 32) + r % 4 : 4 * (l / 16) + r, col = l % m;
+        double sum = 0;
+        for (unsigned i = 0; i < k; ++i)
+          sum += a[row * k + i] * b[i * m + col];
+        acc[r] = std::bit_cast<uint32_t>(float(double(std::bit_cast<float>(uint32_t(acc[r]))) + sum));
       }
       results[l] = acc;
     }
@@ -1407,17 +1624,22 @@ std::unique_ptr<EmulatedModule> EmulatedModule::compile(const Module &module, co
   auto lowered = lowerKernelsForEmulation(module, target, error);
   if (!lowered)
     return nullptr;
+  return fromLowered(lowered->image, std::move(lowered->manifest), target, error);
+}
+
+std::unique_ptr<EmulatedModule> EmulatedModule::fromLowered(std::string_view text, ModuleManifest manifest,
+                                                            const GpuTarget &target, std::string *error) {
   auto impl = std::make_unique<Impl>();
   DialectRegistry registry;
   registry.insert<LLVM::LLVMDialect, ROCDL::ROCDLDialect, NVVM::NVVMDialect, gpu::GPUDialect, DLTIDialect>();
   impl->context = std::make_unique<MLIRContext>(registry);
   impl->context->allowUnregisteredDialects(false);
-  impl->module = parseSourceString<ModuleOp>(lowered->image, impl->context.get());
+  impl->module = parseSourceString<ModuleOp>(llvm::StringRef(text.data(), text.size()), impl->context.get());
   if (!impl->module) {
     *error = "the emulator could not read the lowered module";
     return nullptr;
   }
-  impl->manifest = std::move(lowered->manifest);
+  impl->manifest = std::move(manifest);
   impl->target = target;
   return std::make_unique<EmulatedModule>(std::move(impl));
 }
@@ -1510,4 +1732,34 @@ bool EmulatedModule::launch(std::string_view kernelName, std::array<uint32_t, 3>
     return false;
   }
   return true;
+}
+
+namespace {
+
+void *loadForDevice(std::string_view image, const ModuleManifest &manifest, std::string *error) {
+  std::string_view target = manifest.target;
+  target.remove_prefix(std::min(target.size(), strlen("emulate:")));
+  auto gpu = lookupGpuTarget(target);
+  if (!gpu) {
+    *error = "emulated code object for unknown target '" + manifest.target + "'";
+    return nullptr;
+  }
+  return EmulatedModule::fromLowered(image, manifest, *gpu, error).release();
+}
+
+void unloadForDevice(void *module) { delete static_cast<EmulatedModule *>(module); }
+
+bool launchForDevice(void *module, std::string_view kernel, std::array<uint32_t, 3> grid, const KernelArg *args,
+                     size_t count, std::string *error) {
+  return static_cast<const EmulatedModule *>(module)->launch(kernel, grid, std::vector<KernelArg>(args, args + count),
+                                                             error);
+}
+
+const EmulatorHooks kHooks{loadForDevice, unloadForDevice, launchForDevice};
+
+} // namespace
+
+std::unique_ptr<Device> wavetile::openEmulatedDevice(std::string_view target, std::string *error) {
+  registerEmulator(&kHooks);
+  return Device::openEmulated(target, error);
 }

@@ -9,6 +9,7 @@
 #include "llvm/Config/llvm-config.h"
 
 #include <chrono>
+#include <cstring>
 #include <dlfcn.h>
 #include <sys/stat.h>
 
@@ -49,7 +50,11 @@ const char *wavetile::jitSourceName(Jit::Source source) {
   return "?";
 }
 
-Jit::Jit(JitOptions options) : options_(std::move(options)), target_(lookupGpuTarget(options_.target)) {}
+Jit::Jit(JitOptions options) : options_(std::move(options)) {
+  std::string_view target = options_.target;
+  emulated_ = target.starts_with("emulate:");
+  target_ = lookupGpuTarget(emulated_ ? target.substr(strlen("emulate:")) : target);
+}
 
 bool Jit::forHost() const { return options_.target == "host"; }
 
@@ -61,7 +66,8 @@ std::optional<Jit::Result> Jit::compile(const Module &module, std::string *error
   };
   if (!target_ && !forHost()) {
     if (error)
-      *error = "unknown target '" + options_.target + "'; known targets: host, " + gpuTargetNameList();
+      *error = "unknown target '" + options_.target + "'; known targets: host, " + gpuTargetNameList() +
+               " (emulate:<target> for emulated devices)";
     return std::nullopt;
   }
   if (!module.verify(error))
@@ -81,10 +87,12 @@ std::optional<Jit::Result> Jit::compile(const Module &module, std::string *error
     std::optional<std::string> dump;
     if (options_.dumpDirectory)
       dump = *options_.dumpDirectory + "/" + key.substr(0, 16);
-    auto compiled = forHost() ? compileKernelsForHost(module, buildError)
-                              : compileKernelsForGpu(module, *target_, buildError, dump);
+    auto compiled = forHost()   ? compileKernelsForHost(module, buildError)
+                    : emulated_ ? lowerKernelsForEmulation(module, *target_, buildError)
+                                : compileKernelsForGpu(module, *target_, buildError, dump);
     if (!compiled)
       return false;
+    compiled->manifest.target = options_.target; // "emulate:gfx942" loads on emulated devices only
     entry->image = std::move(compiled->image);
     entry->manifest = printManifest(compiled->manifest);
     return true;

@@ -15,9 +15,21 @@
 namespace wavetile {
 
 /// CUDA and HIP open their driver libraries with dlopen; the host runs shared objects the
-/// compiler made for this CPU (compileKernelsForHost), also loaded with dlopen.
-enum class Backend { CUDA, HIP, Host };
+/// compiler made for this CPU (compileKernelsForHost), also loaded with dlopen; an emulated
+/// device runs a GPU target's per-thread code lane by lane on host memory through the
+/// compiler's emulator (wavetile/Emulator.h: openEmulatedDevice).
+enum class Backend { CUDA, HIP, Host, Emulated };
 const char *backendName(Backend backend);
+
+/// How an emulated device loads and runs code objects. The runtime has no interpreter: the
+/// compiler's emulator provides these (registerEmulator) before such a device is opened.
+struct EmulatorHooks {
+  void *(*load)(std::string_view image, const ModuleManifest &manifest, std::string *error);
+  void (*unload)(void *module);
+  bool (*launch)(void *module, std::string_view kernel, std::array<uint32_t, 3> grid, const KernelArg *args,
+                 size_t count, std::string *error);
+};
+void registerEmulator(const EmulatorHooks *hooks);
 
 /// The Wavetile target for a device: `WAVETILE_TARGET` when set (it must name a target of
 /// the device's vendor), else the one matching the device's architecture (`arch`: the
@@ -71,6 +83,9 @@ public:
   /// Opens device `ordinal` of the first backend whose library loads and has devices
   /// (CUDA, then HIP); the error lists why each failed.
   static std::unique_ptr<Device> openAny(int ordinal, std::string *error);
+  /// An emulated device of GPU target `target` (needs registered EmulatorHooks); its target()
+  /// is "emulate:<target>", its memory host memory.
+  static std::unique_ptr<Device> openEmulated(std::string_view target, std::string *error);
 
   Backend backend() const { return backend_; }
   const std::string &name() const { return name_; }

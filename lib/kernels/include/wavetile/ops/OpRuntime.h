@@ -67,7 +67,10 @@ public:
   ~OpRuntime();
 
   Device &device() const { return device_; }
-  const std::string &target() const { return device_.target(); }
+  /// The target kernels are generated for: the device's, or for an emulated device the GPU
+  /// it emulates ("gfx942" for "emulate:gfx942"), so ops build exactly the kernels that
+  /// GPU would run and look up its tuned rows.
+  const std::string &target() const { return target_; }
   /// Threads per warp on `target` (CDNA wavefronts: 64; NVIDIA and the host: 32), which
   /// kernel generators size their blocks with.
   static int64_t warpSizeOf(std::string_view target);
@@ -97,6 +100,7 @@ public:
 private:
   OpRuntime(Device &device, std::unique_ptr<Jit> jit);
   Device &device_;
+  std::string target_;
   std::unique_ptr<Jit> jit_;
   mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<LoadedModule>> loaded_;
