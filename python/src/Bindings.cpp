@@ -7,9 +7,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "wavetile/Compiler.h"
+#include "wavetile/Emulator.h"
+
 #include "wavetile/Jit.h"
 #include "wavetile/dsl/DSL.h"
 #include "wavetile/runtime/Device.h"
+#include <cstring>
 
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
@@ -632,13 +635,15 @@ PYBIND11_MODULE(_wavetile, m) {
                     std::unique_ptr<Device> device;
                     if (backend == "any")
                       device = Device::openAny(ordinal, &error);
+                    else if (std::string_view(backend).starts_with("emulate:"))
+                      device = openEmulatedDevice(std::string_view(backend).substr(strlen("emulate:")), &error);
                     else if (backend == "cuda" || backend == "hip" || backend == "host")
                       device = Device::open(backend == "cuda" ? Backend::CUDA
                                             : backend == "hip" ? Backend::HIP
                                                                : Backend::Host,
                                             ordinal, &error);
                     else
-                      error = "unknown backend '" + backend + "'; use any, cuda, hip or host";
+                      error = "unknown backend '" + backend + "'; use any, cuda, hip, host or emulate:<target>";
                     if (!device)
                       throw LaunchError(error);
                     return std::shared_ptr<Device>(std::move(device));

@@ -15,6 +15,7 @@ specialization is built once per process, and code objects (host and GPU) also g
 the disk cache.
 """
 import functools
+import os
 import sys
 
 from . import _wavetile as _C
@@ -75,7 +76,9 @@ class _Target:
         return self
 
 
-_HOST = _Target("host")
+# WAVETILE_EMULATE=<GPU target>: launches and ops on numpy arrays run that target's kernels
+# through the emulator (docs/emulator.md) instead of host code.
+_HOST = _Target("emulate:" + os.environ["WAVETILE_EMULATE"] if os.environ.get("WAVETILE_EMULATE") else "host")
 _GPUS = {}
 
 
