@@ -423,12 +423,18 @@ int demoCommand(const Options &options) {
   uint64_t seed = seedFrom(options);
   std::printf("Wavetile demo: every example kernel, written in the C++ DSL, compiled for every target.\n"
               "On the host each runs against an independent reference (seed %llu); for the GPU targets\n"
-              "the code objects' resources are shown (running them needs the GPU: see bench/h200).\n\n",
+              "the code objects' resources are shown, and the per-thread code of gfx942, gfx950 and sm_90\n"
+              "runs lane by lane in the emulator (target*) against the same reference (real GPU runs:\n"
+              "bench/h200).\n\n",
               (unsigned long long)seed);
   int passed = 0, failed = 0;
   for (const Example &example : allExamples()) {
     bool ok = runExample(example, example.testShapes, seed);
     ok &= compileExampleForGpus(example);
+    for (std::string_view name : {"gfx942", "gfx950", "sm_90"}) {
+      const GpuTarget target = *lookupGpuTarget(name);
+      ok &= runExample(example, {example.testShapes.back()}, seed, {}, &target);
+    }
     (ok ? passed : failed)++;
     std::printf("\n");
   }
