@@ -573,9 +573,10 @@ static bool writeFile(const std::string &path, const std::vector<uint8_t> &data,
 }
 
 bool wavetile::examples::saveLaunch(const LaunchPlan &before, const LaunchPlan &after, const std::string &dir,
-                                    std::string *error) {
+                                    std::string *error, const std::string &reference) {
   const LaunchPlan &plan = before;
-  std::string json = "{\n  \"kernel\": \"" + plan.kernel + "\",\n  \"grid\": [" + std::to_string(plan.grid[0]) + ", " +
+  std::string json = "{\n  \"kernel\": \"" + plan.kernel + "\",\n  \"reference\": \"" + reference +
+                     "\",\n  \"grid\": [" + std::to_string(plan.grid[0]) + ", " +
                      std::to_string(plan.grid[1]) + ", " + std::to_string(plan.grid[2]) + "],\n  \"seed\": " +
                      std::to_string(plan.seed) + ",\n  \"rtol\": " + format("%.9g", plan.rtol, 0, 0) +
                      ",\n  \"atol\": " + format("%.9g", plan.atol, 0, 0) + ",\n  \"args\": [\n";

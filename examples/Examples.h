@@ -4,7 +4,8 @@
 // launch plan with fresh random inputs and poisoned outputs, something runs it (the host
 // JIT here, a GPU elsewhere), and `verify` compares the outputs with an independent
 // reference under strict tolerances. The `wavetile` CLI and the numerics tests use them;
-// `saveLaunch` writes a plan (with the host's outputs) for runs on other machines.
+// `saveLaunch` writes a plan (with the host's or the emulator's outputs) for runs on other
+// machines.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAVETILE_EXAMPLES_EXAMPLES_H
@@ -80,7 +81,8 @@ CheckReport checkOnHost(const Example &example, const HostExecutable &exe, const
 /// Writes `plan` (as run on the host) to DIR/<kernel>.json, one DIR/<kernel>.<arg>.bin per
 /// buffer holding its contents before the run, and DIR/<kernel>.<arg>.host.bin with the host's
 /// result for each output.
-bool saveLaunch(const LaunchPlan &before, const LaunchPlan &after, const std::string &dir, std::string *error);
+bool saveLaunch(const LaunchPlan &before, const LaunchPlan &after, const std::string &dir, std::string *error,
+                const std::string &reference = "host");
 
 } // namespace wavetile::examples
 

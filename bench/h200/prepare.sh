@@ -10,6 +10,9 @@ declare -A shapes=([vector_add]=1000003 [softmax]=37,3001 [rmsnorm]=19,5120 [cum
 for example in vector_add softmax rmsnorm cumsum gemm gemm_pipelined gemm_fp8 gemm_large; do
   build/bin/wavetile compile --example "$example" --target sm_90 --emit ptx -o "$out/$example.ptx" \
     --manifest "$out/$example.manifest"
-  build/bin/wavetile run "$example" --shape "${shapes[$example]}" --seed 20261129 --save "$out"
+  # EMULATE=1: the reference outputs are the emulator's run of the same sm_90 code, so the
+  # GPU run checks the emulator (docs/emulator.md) as well as the compiler.
+  build/bin/wavetile run "$example" --shape "${shapes[$example]}" --seed 20261129 --save "$out" \
+    ${EMULATE:+--emulate sm_90}
 done
 ls -la "$out"

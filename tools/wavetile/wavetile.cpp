@@ -71,7 +71,8 @@ const char *kUsage =
     "                                         histogram of an hsaco or a PTX file\n"
     "  run NAME [--shape D0,D1,..] [--seed S] [--save DIR] [--emulate gfx942|gfx950|sm_90|sm_90a]\n"
     "                                         run an example on the host against its reference;\n"
-    "                                         --save writes the launch and its outputs to DIR;\n"
+    "                                         --save writes the launch and its outputs to DIR\n"
+    "                                         (the emulator's with --emulate);\n"
     "                                         --emulate compiles it for that GPU target and runs the\n"
     "                                         per-thread code lane by lane (docs/emulator.md)\n"
     "  demo                                   check every example on the host and compile it for\n"
@@ -304,8 +305,9 @@ std::string shapeText(const Example &example, const std::vector<int64_t> &shape)
 }
 
 /// Builds, JIT-compiles and checks one example; prints one line per shape. With `saveDir`,
-/// also writes each launch (inputs and host outputs) there for runs on other machines. With
-/// `emulated`, the kernels are compiled for that GPU target and run by the emulator.
+/// also writes each launch (inputs and outputs) there for runs on other machines. With
+/// `emulated`, the kernels are compiled for that GPU target and run by the emulator (and
+/// its outputs are the ones saved).
 bool runExample(const Example &example, const std::vector<std::vector<int64_t>> &shapes, uint64_t seed,
                 const std::string &saveDir = {}, const GpuTarget *emulated = nullptr) {
   std::string error;
@@ -343,7 +345,8 @@ bool runExample(const Example &example, const std::vector<std::vector<int64_t>> 
       report = example.verify(plan);
       report.runSeconds = seconds;
     }
-    if (report.passed && !saveDir.empty() && !saveLaunch(initial, plan, saveDir, &error)) {
+    if (report.passed && !saveDir.empty() &&
+        !saveLaunch(initial, plan, saveDir, &error, emulated ? "emulated " + std::string(emulated->name) : "host")) {
       std::printf("%s\n", error.c_str());
       report.passed = false;
     }
@@ -384,8 +387,6 @@ int runCommand(const Options &options) {
     if (!emulated)
       return usageError("unknown target '" + options.values.at("--emulate") +
                         "'; known targets: " + gpuTargetNameList());
-    if (!saveDir.empty())
-      return usageError("--save writes host results; it does not go with --emulate");
   }
   return runExample(*example, shapes, seed, saveDir, emulated ? &*emulated : nullptr) ? 0 : 1;
 }
