@@ -13,6 +13,6 @@ for example in vector_add softmax rmsnorm cumsum gemm gemm_pipelined gemm_fp8 ge
   # EMULATE=1: the reference outputs are the emulator's run of the same sm_90 code, so the
   # GPU run checks the emulator (docs/emulator.md) as well as the compiler.
   build/bin/wavetile run "$example" --shape "${shapes[$example]}" --seed 20261129 --save "$out" \
-    ${EMULATE:+--emulate sm_90}
+    ${EMULATE:+--target sm_90 --emulate}
 done
 ls -la "$out"

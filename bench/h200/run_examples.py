@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Runs Wavetile's sm_90 example kernels on an NVIDIA GPU and compares them with the host (or,
-for plans saved with `wavetile run --emulate sm_90 --save`, with the emulator's outputs).
+for plans saved with `wavetile run --target sm_90 --emulate --save`, with the emulator's outputs).
 
 Inputs (made on the build machine by bench/h200/prepare.sh):
   DIR/<kernel>.ptx, .manifest  PTX and launch manifest from `wavetile compile --example <name>

@@ -69,11 +69,12 @@ const char *kUsage =
     "                                         reference, time the correct ones, write the fastest per shape\n"
     "  inspect FILE [--json]                  registers, LDS, spills, occupancy and an instruction\n"
     "                                         histogram of an hsaco or a PTX file\n"
-    "  run NAME [--shape D0,D1,..] [--seed S] [--save DIR] [--emulate gfx942|gfx950|sm_90|sm_90a]\n"
+    "  run NAME [--shape D0,D1,..] [--seed S] [--save DIR] [--target T --emulate]\n"
     "                                         run an example on the host against its reference;\n"
     "                                         --save writes the launch and its outputs to DIR\n"
     "                                         (the emulator's with --emulate);\n"
-    "                                         --emulate compiles it for that GPU target and runs the\n"
+    "                                         --target T --emulate compiles it for GPU target T\n"
+    "                                         (gfx942, gfx950, sm_90, sm_90a) and runs the\n"
     "                                         per-thread code lane by lane (docs/emulator.md)\n"
     "  demo                                   check every example on the host and compile it for\n"
     "                                         every GPU target, with its resources\n";
@@ -99,13 +100,13 @@ std::optional<Options> parseOptions(int argc, char **argv, int first, std::strin
     std::string arg = argv[i];
     if (arg == "--target" || arg == "--emit" || arg == "-o" || arg == "--example" || arg == "--op" ||
         arg == "--shape" || arg == "--seed" || arg == "--save" || arg == "--manifest" || arg == "--shapes" ||
-        arg == "--dtype" || arg == "--out-dtype" || arg == "--device" || arg == "--emulate") {
+        arg == "--dtype" || arg == "--out-dtype" || arg == "--device") {
       if (i + 1 >= argc) {
         *error = "option " + arg + " needs a value";
         return std::nullopt;
       }
       options.values[arg] = argv[++i];
-    } else if (arg == "--json" || arg == "--bias") {
+    } else if (arg == "--json" || arg == "--bias" || arg == "--emulate") {
       options.flags.insert(arg);
     } else if (arg.rfind("-", 0) == 0) {
       *error = "unknown option " + arg;
@@ -382,11 +383,15 @@ int runCommand(const Options &options) {
   std::printf("seed %llu\n", (unsigned long long)seed);
   std::string saveDir = options.values.count("--save") ? options.values.at("--save") : "";
   std::optional<GpuTarget> emulated;
-  if (options.values.count("--emulate")) {
-    emulated = lookupGpuTarget(options.values.at("--emulate"));
+  const std::string target = options.values.count("--target") ? options.values.at("--target") : "host";
+  if (options.flags.count("--emulate") && target == "host")
+    return usageError("--emulate runs a GPU target's code: name it with --target gfx942|gfx950|sm_90|sm_90a");
+  if (!options.flags.count("--emulate") && target != "host")
+    return usageError("run executes on the host; a GPU target needs --emulate (or a GPU: see bench/h200)");
+  if (target != "host") {
+    emulated = lookupGpuTarget(target);
     if (!emulated)
-      return usageError("unknown target '" + options.values.at("--emulate") +
-                        "'; known targets: " + gpuTargetNameList());
+      return usageError("unknown target '" + target + "'; known targets: " + gpuTargetNameList());
   }
   return runExample(*example, shapes, seed, saveDir, emulated ? &*emulated : nullptr) ? 0 : 1;
 }
