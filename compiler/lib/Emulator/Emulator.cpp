@@ -1293,16 +1293,20 @@ private:
       return double(std::bit_cast<_Float16>(uint16_t(code)));
     if (kind == "i8")
       return double(int8_t(code));
-    if (kind == "fp8" || kind == "e4m3") {
-      // e4m3: OCP e4m3fn (bias 7, S.1111.111 NaN) on gfx950 and sm_90; gfx942's MFMA reads
-      // e4m3fnuz (bias 8, 0x80 NaN, no negative zero).
-      const bool fnuz = target.name == "gfx942";
-      const int exponent = (code >> 3) & 15, mantissa = code & 7;
-      if (fnuz ? code == 0x80 : (code & 0x7f) == 0x7f)
+    if (kind == "fp8" || kind == "e4m3" || kind == "bf8" || kind == "e5m2") {
+      // e4m3 / e5m2: OCP e4m3fn (bias 7, S.1111.111 NaN) and e5m2 (bias 15, IEEE-like inf and
+      // NaN) on gfx950 and sm_90; gfx942's MFMA reads the FNUZ variants (bias 8 and 16, 0x80
+      // the only NaN, no infinity or negative zero).
+      const bool fnuz = target.name == "gfx942", e5m2 = kind == "bf8" || kind == "e5m2";
+      const int mantissaBits = e5m2 ? 2 : 3, bias = (e5m2 ? 15 : 7) + (fnuz ? 1 : 0);
+      const int exponent = int(code >> mantissaBits) & (e5m2 ? 31 : 15),
+                mantissa = int(code) & ((1 << mantissaBits) - 1);
+      if (fnuz ? code == 0x80 : e5m2 ? exponent == 31 && mantissa : (code & 0x7f) == 0x7f)
         return std::nan("");
-      const int bias = fnuz ? 8 : 7;
-      double magnitude =
-          exponent ? std::ldexp(1 + mantissa / 8.0, exponent - bias) : std::ldexp(mantissa / 8.0, 1 - bias);
+      if (!fnuz && e5m2 && exponent == 31)
+        return (code & 0x80) ? -INFINITY : INFINITY;
+      const double fraction = double(mantissa) / (1 << mantissaBits);
+      double magnitude = exponent ? std::ldexp(1 + fraction, exponent - bias) : std::ldexp(fraction, 1 - bias);
       return (code & 0x80) ? -magnitude : magnitude;
     }
     fault("matrix operands of type " + kind.str() + " are not modelled");
@@ -1330,15 +1334,19 @@ private:
     text.consume_front("x");
     number(k);
     text.consume_front(".");
-    StringRef kind = text.split('.').first;
-    if (m != n || (m != 32 && m != 16) || 64 % m || !k || !(out == "f32" || out == "i32") ||
-        !(kind == "bf16" || kind == "f16" || kind == "fp8" || kind == "i8"))
+    // The operand types: one for both ("bf16", "i8", "bf16.1k") or A's then B's ("fp8.bf8").
+    auto [kindA, afterA] = text.split('.');
+    StringRef kindB = afterA.split('.').first;
+    if (kindB != "fp8" && kindB != "bf8")
+      kindB = kindA;
+    auto known = [](StringRef t) { return t == "bf16" || t == "f16" || t == "fp8" || t == "bf8" || t == "i8"; };
+    if (m != n || (m != 32 && m != 16) || 64 % m || !k || !(out == "f32" || out == "i32") || !known(kindA))
       fault(name(op).str() + " is not a single-block MFMA the emulator models");
     for (unsigned i = 3; i < 6; ++i)
       if (get(lanes[first], op->getOperand(i))[0] != 0)
         fault("MFMA broadcast controls (cbsz, abid, blgp) other than 0 are not modelled");
     const unsigned groups = 64 / m, perLane = k / groups;
-    const unsigned width = kind == "fp8" || kind == "i8" ? 8 : 16;
+    const unsigned width = kindA == "bf16" || kindA == "f16" ? 16 : 8;
     std::vector<double> a(m * k), b(k * n);
     for (uint32_t l = 0; l < 64; ++l) {
       auto aCodes = codes(get(lanes[first + l], op->getOperand(0)), op->getOperand(0).getType(), width);
@@ -1347,8 +1355,8 @@ private:
         fault(name(op).str() + ": operands hold " + std::to_string(aCodes.size()) + " elements per lane, not " +
               std::to_string(perLane));
       for (unsigned e = 0; e < perLane; ++e) {
-        a[(l % m) * k + (l / m) * perLane + e] = decode(aCodes[e], kind);
-        b[((l / m) * perLane + e) * n + l % m] = decode(bCodes[e], kind);
+        a[(l % m) * k + (l / m) * perLane + e] = decode(aCodes[e], kindA);
+        b[((l / m) * perLane + e) * n + l % m] = decode(bCodes[e], kindB);
       }
     }
     const unsigned perLaneAcc = m * n / 64;
@@ -1475,7 +1483,7 @@ private:
   void mmaSync(Operation *op, uint32_t first, uint32_t size, SmallVector<Bits> &results) {
     requireFullWave(op, first, size);
     unsigned k;
-    StringRef kind;
+    StringRef kind, kindB;
     SmallVector<Value> aRegs, bRegs, cRegs;
     if (auto mma = dyn_cast<NVVM::MmaOp>(op)) {
       if (mma.getShape().getM() != 16 || mma.getShape().getN() != 8 || mma.getLayoutA() != NVVM::MMALayout::row ||
@@ -1483,24 +1491,28 @@ private:
         fault("mma.sync shapes other than m16n8 row.col are not modelled");
       k = mma.getShape().getK();
       auto type = mma.getMultiplicandAPtxType();
-      kind = type == NVVM::MMATypes::bf16 ? "bf16" : type == NVVM::MMATypes::f16 ? "f16" : "";
+      kind = kindB = type == NVVM::MMATypes::bf16 ? "bf16" : type == NVVM::MMATypes::f16 ? "f16" : "";
       aRegs.append(mma.getOperandA().begin(), mma.getOperandA().end());
       bRegs.append(mma.getOperandB().begin(), mma.getOperandB().end());
       cRegs.append(mma.getOperandC().begin(), mma.getOperandC().end());
     } else {
+      // llvm.nvvm.mma.m16n8k32.row.col.f32.<A>.<B>.f32 with A, B in {e4m3, e5m2}
       StringRef intrinsic = cast<LLVM::CallIntrinsicOp>(op).getIntrin();
-      if (intrinsic != "llvm.nvvm.mma.m16n8k32.row.col.f32.e4m3.e4m3.f32")
+      StringRef types = intrinsic;
+      if (!types.consume_front("llvm.nvvm.mma.m16n8k32.row.col.f32.") || !types.consume_back(".f32"))
+        fault(intrinsic.str() + " is not modelled");
+      std::tie(kind, kindB) = types.split('.');
+      if ((kind != "e4m3" && kind != "e5m2") || (kindB != "e4m3" && kindB != "e5m2"))
         fault(intrinsic.str() + " is not modelled");
       k = 32;
-      kind = "e4m3";
       auto operands = op->getOperands();
       aRegs.append(operands.begin(), operands.begin() + 4);
       bRegs.append(operands.begin() + 4, operands.begin() + 6);
       cRegs.append(operands.begin() + 6, operands.end());
     }
     if (kind.empty() || !isa<FloatType>(cRegs[0].getType()) || !cast<FloatType>(cRegs[0].getType()).isF32())
-      fault("mma.sync operand types other than bf16, f16 and e4m3 with f32 accumulators are not modelled");
-    const unsigned width = kind == "e4m3" ? 8 : 16, perReg = 32 / width;
+      fault("mma.sync operand types other than bf16, f16, e4m3 and e5m2 with f32 accumulators are not modelled");
+    const unsigned width = kind == "e4m3" || kind == "e5m2" ? 8 : 16, perReg = 32 / width;
     std::vector<double> a(16 * k), b(k * 8);
     for (uint32_t lane = 0; lane < 32; ++lane) {
       const uint32_t g = lane / 4, t = lane % 4;
@@ -1515,7 +1527,7 @@ private:
       }
       for (unsigned i = 0; i < bCodes.size(); ++i) {
         unsigned row = perReg * t + i % perReg + (k / 2) * (i / perReg);
-        b[row * 8 + g] = decode(bCodes[i], kind);
+        b[row * 8 + g] = decode(bCodes[i], kindB);
       }
     }
     for (uint32_t lane = 0; lane < 32; ++lane) {
