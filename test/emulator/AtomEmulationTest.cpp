@@ -7,8 +7,8 @@
 // within f32 rounding otherwise), so the atom table, the lowering and the emulator must
 // agree on every lane.
 //
-// Not covered: block-scaled MFMA (gemm_a4w4 in the op tests covers fp4), fp6 operands, and
-// wgmma (sm_90a; the compiler emits none yet).
+// Block-scaled MFMA atoms (every format pairing, both shapes) run the same way with e8m0
+// scales. Not covered: wgmma (sm_90a; the compiler emits none yet).
 
 #include "wavetile/Atoms/AtomTable.h"
 #include "wavetile/Emulator.h"
@@ -157,6 +157,138 @@ TEST_P(AtomEmulation, OneDotEqualsTheExactProduct) {
   EXPECT_EQ(bad, 0) << atom.name;
 }
 
+/// The value of a code of a block-scaled MFMA element format (OCP: e4m3fn, e5m2, e2m3,
+/// e3m2, e2m1), from its own bit fields.
+double scaledValueOf(uint8_t code, atoms::ScalarKind kind) {
+  int bits, mantissaBits, bias;
+  switch (kind) {
+  case atoms::ScalarKind::f8E4M3FN:
+    bits = 8, mantissaBits = 3, bias = 7;
+    break;
+  case atoms::ScalarKind::f8E5M2:
+    bits = 8, mantissaBits = 2, bias = 15;
+    break;
+  case atoms::ScalarKind::f6E2M3:
+    bits = 6, mantissaBits = 3, bias = 1;
+    break;
+  case atoms::ScalarKind::f6E3M2:
+    bits = 6, mantissaBits = 2, bias = 3;
+    break;
+  default: // f4E2M1
+    bits = 4, mantissaBits = 1, bias = 1;
+  }
+  const int exponent = (code & ((1 << (bits - 1)) - 1)) >> mantissaBits;
+  if ((kind == atoms::ScalarKind::f8E4M3FN && (code & 0x7f) == 0x7f) ||
+      (kind == atoms::ScalarKind::f8E5M2 && exponent == 31)) // NaN (and e5m2's infinities)
+    return std::nan("");
+  const double fraction = double(code & ((1 << mantissaBits) - 1)) / (1 << mantissaBits);
+  const double magnitude = exponent ? std::ldexp(1 + fraction, exponent - bias) : std::ldexp(fraction, 1 - bias);
+  return (code >> (bits - 1)) & 1 ? -magnitude : magnitude;
+}
+
+DType scaledDtypeOf(atoms::ScalarKind kind) {
+  switch (kind) {
+  case atoms::ScalarKind::f6E2M3:
+    return DType::f6E2M3FN;
+  case atoms::ScalarKind::f6E3M2:
+    return DType::f6E3M2FN;
+  case atoms::ScalarKind::f4E2M1:
+    return DType::f4E2M1FN;
+  default:
+    return dtypeOf(kind);
+  }
+}
+
+class ScaledAtomEmulation : public ::testing::TestWithParam<const atoms::Atom *> {};
+
+// Block-scaled MFMA: values exactly representable in the atom's formats travel as f32 and are
+// converted in the kernel; e8m0 scales per 32 of K. The lowered IR must use this atom's
+// instruction (chosen by the operand types and the tile shape).
+TEST_P(ScaledAtomEmulation, OneScaledDotEqualsTheScaledProduct) {
+  const atoms::Atom &atom = *GetParam();
+  const int64_t m = atom.m, n = atom.n, k = 2 * atom.k, groups = k / 32;
+  const DType aType = scaledDtypeOf(atom.aType), bType = scaledDtypeOf(atom.bType);
+  ModuleBuilder mb;
+  {
+    auto kernel = mb.kernel("atom", {.numWarps = 1});
+    Pointer a = kernel.pointer("a", DType::f32), b = kernel.pointer("b", DType::f32);
+    Pointer as = kernel.pointer("a_scale", DType::f8E8M0FNU), bs = kernel.pointer("b_scale", DType::f8E8M0FNU);
+    Pointer c = kernel.pointer("c", DType::f32);
+    Value rows = arange(0, int32_t(m)).expand(1), cols = arange(0, int32_t(n)).expand(0);
+    Value ksRow = arange(0, int32_t(k)).expand(0), ksCol = arange(0, int32_t(k)).expand(1);
+    Value groupRow = arange(0, int32_t(groups)).expand(0), groupCol = arange(0, int32_t(groups)).expand(1);
+    Value product = scaledDot(load(a, rows * int32_t(k) + ksRow).to(aType), load(as, rows * int32_t(groups) + groupRow),
+                              load(b, ksCol * int32_t(n) + cols).to(bType), load(bs, groupCol * int32_t(n) + cols),
+                              zeros({m, n}, DType::f32));
+    store(c, rows * int32_t(n) + cols, product);
+  }
+  std::string error;
+  auto module = mb.finish(&error);
+  ASSERT_TRUE(module) << error;
+  const GpuTarget target = *lookupGpuTarget("gfx950");
+  auto lowered = lowerKernelsForEmulation(*module, target, &error);
+  ASSERT_TRUE(lowered) << error;
+  const std::string instruction = "rocdl.mfma.scale.f32." + std::to_string(atom.m) + "x" + std::to_string(atom.n) +
+                                  "x" + std::to_string(atom.k) + ".f8f6f4";
+  ASSERT_NE(lowered->image.find(instruction), std::string::npos) << atom.name << " was not chosen";
+  auto emulator = EmulatedModule::compile(*module, target, &error);
+  ASSERT_TRUE(emulator) << error;
+
+  std::mt19937_64 rng(std::random_device{}());
+  const int aBits = bitWidth(aType), bBits = bitWidth(bType);
+  std::vector<float> aValues(m * k), bValues(k * n);
+  for (auto &v : aValues)
+    v = float(scaledValueOf(uint8_t(std::uniform_int_distribution<int>(0, (1 << aBits) - 1)(rng)), atom.aType));
+  for (auto &v : bValues)
+    v = float(scaledValueOf(uint8_t(std::uniform_int_distribution<int>(0, (1 << bBits) - 1)(rng)), atom.bType));
+  for (auto *values : {&aValues, &bValues}) // NaN and infinity codes (fp8, bf8) become zeros
+    for (float &v : *values)
+      if (!std::isfinite(v))
+        v = 0;
+  std::vector<uint8_t> aScales(m * groups), bScales(groups * n);
+  for (auto *scales : {&aScales, &bScales})
+    for (uint8_t &e : *scales)
+      e = uint8_t(std::uniform_int_distribution<int>(124, 130)(rng));
+  std::vector<float> out(m * n, std::nanf(""));
+  std::vector<KernelArg> args{
+      KernelArg::ptr(aValues.data(), "", aValues.size() * 4), KernelArg::ptr(bValues.data(), "", bValues.size() * 4),
+      KernelArg::ptr(aScales.data(), "", aScales.size()), KernelArg::ptr(bScales.data(), "", bScales.size()),
+      KernelArg::ptr(out.data(), "", out.size() * 4)};
+  ASSERT_TRUE(emulator->launch("atom", {1, 1, 1}, args, &error)) << error;
+  int bad = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0, size = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        double product = double(aValues[i * k + p]) * std::ldexp(1.0, aScales[i * groups + p / 32] - 127) *
+                         double(bValues[p * n + j]) * std::ldexp(1.0, bScales[(p / 32) * n + j] - 127);
+        want += product;
+        size += std::abs(product);
+      }
+      if (!(std::abs(double(out[i * n + j]) - want) <= 4 * 0x1p-23 * size) && bad++ < 4)
+        ADD_FAILURE() << atom.name << ": c[" << i << "][" << j << "] = " << out[i * n + j] << ", expected " << want;
+    }
+  EXPECT_EQ(bad, 0) << atom.name;
+}
+
+std::vector<const atoms::Atom *> scaledAtoms() {
+  std::vector<const atoms::Atom *> out;
+  for (const atoms::Atom &atom : atoms::allAtoms())
+    if (atom.mlirOp == "amdgpu.scaled_mfma")
+      out.push_back(&atom);
+  return out;
+}
+
+std::string testName(const ::testing::TestParamInfo<const atoms::Atom *> &info) {
+  std::string name = info.param->name;
+  for (char &ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch)))
+      ch = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(ScaledAtoms, ScaledAtomEmulation, ::testing::ValuesIn(scaledAtoms()), testName);
+
 std::vector<const atoms::Atom *> emulatedAtoms() {
   std::vector<const atoms::Atom *> out;
   for (const atoms::Atom &atom : atoms::allAtoms())
@@ -165,13 +297,6 @@ std::vector<const atoms::Atom *> emulatedAtoms() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Atoms, AtomEmulation, ::testing::ValuesIn(emulatedAtoms()),
-                         [](const ::testing::TestParamInfo<const atoms::Atom *> &info) {
-                           std::string name = info.param->name;
-                           for (char &ch : name)
-                             if (!std::isalnum(static_cast<unsigned char>(ch)))
-                               ch = '_';
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Atoms, AtomEmulation, ::testing::ValuesIn(emulatedAtoms()), testName);
 
 } // namespace

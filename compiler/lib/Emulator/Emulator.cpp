@@ -1275,12 +1275,19 @@ private:
 
   /// The `count` codes of `bits` each `width` bits wide, lowest first (an i64 of eight fp8
   /// codes, a vector<4xi16> of bf16, ...).
+  /// Elements are consecutive `width`-bit fields of the operand's bits taken as one little-
+  /// endian stream, so 6-bit codes may straddle 32-bit words (block-scaled fp6 operands).
   static SmallVector<uint64_t, 16> codes(const Bits &bits, Type type, unsigned width) {
+    std::vector<bool> stream;
+    for (auto [t, v] : llvm::zip(scalarsOf(type), bits))
+      for (unsigned i = 0; i < widthOf(t); ++i)
+        stream.push_back((v >> i) & 1);
     SmallVector<uint64_t, 16> out;
-    for (auto [t, v] : llvm::zip(scalarsOf(type), bits)) {
-      unsigned w = widthOf(t);
-      for (unsigned at = 0; at < w; at += width)
-        out.push_back((v >> at) & maskOf(width));
+    for (size_t at = 0; at + width <= stream.size(); at += width) {
+      uint64_t code = 0;
+      for (unsigned i = 0; i < width; ++i)
+        code |= uint64_t(stream[at + i]) << i;
+      out.push_back(code);
     }
     return out;
   }
@@ -1377,8 +1384,15 @@ private:
   }
 
   /// The value of an element of a block-scaled MFMA operand of format `format` (CDNA4 ISA:
-  /// 0 fp8 e4m3, 1 bf8 e5m2, 4 fp4 e2m1).
+  /// 0 fp8 e4m3, 1 bf8 e5m2, 2 fp6 e2m3, 3 bf6 e3m2, 4 fp4 e2m1).
   static double decodeScaled(uint64_t code, int64_t format) {
+    if (format == 2 || format == 3) { // fp6: S.EE.MMM bias 1, or S.EEE.MM bias 3; no inf or NaN
+      const int mantissaBits = format == 2 ? 3 : 2, bias = format == 2 ? 1 : 3;
+      const int exponent = int(code >> mantissaBits) & (format == 2 ? 3 : 7);
+      const double fraction = double(code & ((1u << mantissaBits) - 1)) / (1 << mantissaBits);
+      double magnitude = exponent ? std::ldexp(1 + fraction, exponent - bias) : std::ldexp(fraction, 1 - bias);
+      return (code & 0x20) ? -magnitude : magnitude;
+    }
     if (format == 4) { // e2m1: S.EE.M, bias 1, no inf or NaN
       const int exponent = (code >> 1) & 3, mantissa = code & 1;
       double magnitude = exponent ? std::ldexp(1 + mantissa / 2.0, exponent - 1) : mantissa / 2.0;
@@ -1398,28 +1412,41 @@ private:
     fault("block-scaled MFMA operand format " + std::to_string(format) + " is not modelled");
   }
 
-  /// Block-scaled MFMA (CDNA4 ISA, v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4): operands
-  /// (A, B, C, A format, B format, A scale byte select, A scale, B scale byte select,
-  /// B scale). Lane l holds 32 consecutive K elements of row (A) or column (B) l % M, the
-  /// K block l / M, and the e8m0 scale 2^(s - 127) of exactly those elements in the selected
-  /// byte of its scale operand. Accumulators as in the unscaled MFMA.
+  /// Block-scaled MFMA (CDNA4 ISA, v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4; the
+  /// register layouts as AMD's ROCm matrix-core article and CK's MX tests give them):
+  /// operands (A, B, C, A format, B format, A scale byte select, A scale, B scale byte
+  /// select, B scale). With g = l / M and G = 64 / M, lane l holds 32 elements of row (A) or
+  /// column (B) l % M: fp6/bf6/fp4 one run, K = 32g + e; fp8/bf8 two runs of 16,
+  /// K = 16g + e % 16 + 16G·(e / 16). Scales do not follow the data: the e8m0 scale
+  /// 2^(s - 127) of row (column) i and K block b is the selected byte of lane i + M·b's scale
+  /// operand. Accumulators as in the unscaled MFMA.
   void scaledMfma(Operation *op, uint32_t first, uint32_t size, SmallVector<Bits> &results) {
     requireFullWave(op, first, size);
     const StringRef n = name(op);
     const unsigned m = n.contains("32x32x64") ? 32 : n.contains("16x16x128") ? 16 : 0;
     if (!m || op->getNumOperands() != 9)
       fault(n.str() + " is not a block-scaled MFMA the emulator models");
-    const unsigned k = m == 32 ? 64 : 128, perLane = 32;
+    const unsigned k = m == 32 ? 64 : 128, perLane = 32, groups = 64 / m;
     Lane &lane0 = lanes[first];
     const int64_t formatA = int64_t(get(lane0, op->getOperand(3))[0]),
                   formatB = int64_t(get(lane0, op->getOperand(4))[0]);
     const unsigned selectA = unsigned(get(lane0, op->getOperand(5))[0]) & 3,
                    selectB = unsigned(get(lane0, op->getOperand(7))[0]) & 3;
-    auto width = [](int64_t format) { return format == 4 ? 4u : 8u; };
+    auto width = [](int64_t format) { return format == 4 ? 4u : format == 2 || format == 3 ? 6u : 8u; };
+    // The K index of element e of a lane in group g.
+    auto kOf = [&](int64_t format, unsigned g, unsigned e) {
+      return width(format) == 8 ? 16 * g + e % 16 + 16 * groups * (e / 16) : 32 * g + e;
+    };
     auto scale = [](uint64_t word, unsigned select) {
       const uint64_t e = (word >> (8 * select)) & 0xff;
       return e == 0xff ? std::nan("") : std::ldexp(1.0, int(e) - 127);
     };
+    // scaleA[i][b], scaleB[j][b]: from lane i + M·b.
+    std::vector<double> scaleA(m * groups), scaleB(m * groups);
+    for (uint32_t l = 0; l < 64; ++l) {
+      scaleA[(l % m) * groups + l / m] = scale(get(lanes[first + l], op->getOperand(6))[0], selectA);
+      scaleB[(l % m) * groups + l / m] = scale(get(lanes[first + l], op->getOperand(8))[0], selectB);
+    }
     std::vector<double> a(m * k), b(k * m);
     for (uint32_t l = 0; l < 64; ++l) {
       Lane &lane = lanes[first + l];
@@ -1427,11 +1454,11 @@ private:
       auto bCodes = codes(get(lane, op->getOperand(1)), op->getOperand(1).getType(), width(formatB));
       if (aCodes.size() < perLane || bCodes.size() < perLane)
         fault(n.str() + ": operands hold fewer than 32 elements per lane");
-      const double sa = scale(get(lane, op->getOperand(6))[0], selectA),
-                   sb = scale(get(lane, op->getOperand(8))[0], selectB);
+      const unsigned row = l % m, g = l / m;
       for (unsigned e = 0; e < perLane; ++e) {
-        a[(l % m) * k + (l / m) * perLane + e] = decodeScaled(aCodes[e], formatA) * sa;
-        b[((l / m) * perLane + e) * m + l % m] = decodeScaled(bCodes[e], formatB) * sb;
+        const unsigned ka = kOf(formatA, g, e), kb = kOf(formatB, g, e);
+        a[row * k + ka] = decodeScaled(aCodes[e], formatA) * scaleA[row * groups + ka / 32];
+        b[kb * m + row] = decodeScaled(bCodes[e], formatB) * scaleB[row * groups + kb / 32];
       }
     }
     for (uint32_t l = 0; l < 64; ++l) {
