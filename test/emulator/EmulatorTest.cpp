@@ -46,6 +46,9 @@ TEST_P(EmulatorTargets, AStoreOutsideTheOutputIsReportedWithTheLaneAndAddress) {
   EXPECT_NE(error.find("outside every argument buffer"), std::string::npos) << error;
   EXPECT_NE(error.find("workgroup (2, 0, 0) thread "), std::string::npos) << error;
   EXPECT_NE(error.find("'out' spans"), std::string::npos) << error;
+  // ... and the kernel's source line: vector_add's store in examples/Examples.cpp.
+  EXPECT_NE(error.find("store at "), std::string::npos) << error;
+  EXPECT_NE(error.find("Examples.cpp:"), std::string::npos) << error;
 }
 
 TEST_P(EmulatorTargets, TailLanesAreMaskedAndTheRestIsExact) {

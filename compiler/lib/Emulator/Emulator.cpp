@@ -288,10 +288,16 @@ private:
     fault("deadlock: lanes wait at different barriers or cross-lane operations:" + states);
   }
 
+  /// The operation and the kernel source line it came from (the DSL's locations survive
+  /// lowering).
   static std::string describe(Operation *op) {
     std::string text;
     llvm::raw_string_ostream os(text);
-    os << op->getName() << " at " << op->getLoc();
+    os << op->getName() << " at ";
+    if (auto file = dyn_cast<FileLineColLoc>(op->getLoc()))
+      os << file.getFilename().getValue() << ":" << file.getLine() << ":" << file.getColumn();
+    else
+      os << op->getLoc();
     return text;
   }
 

@@ -359,7 +359,10 @@ std::optional<CodeObject> wavetile::lowerKernelsForEmulation(const Module &modul
     return std::nullopt;
   CodeObject object{std::string(), std::move(*manifest)};
   llvm::raw_string_ostream os(object.image);
-  lowered->module->print(os);
+  // With locations: the emulator names the kernel source line of a failing operation.
+  mlir::OpPrintingFlags flags;
+  flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
+  lowered->module->print(os, flags);
   return object;
 }
 
