@@ -155,13 +155,8 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     gemm.scaled = parts[0] == "gemm_a8w8";
     gemm.blockScaled = parts[0] == "gemm_a8w8_blockscale";
     gemm.mx = parts[0] == "gemm_a4w4";
-    if (gemm.blockScaled)
-      gemm.config.blockK = 128;
-    if (gemm.mx) {
+    if (gemm.mx)
       gemm.input = DType::f4E2M1FN;
-      gemm.config.blockK = 64;
-      gemm.config.stages = 1;
-    }
     if (scaled) {
       gemm.input = DType::f8E4M3FN;
       gemm.xScalePerRow = takeFlag("token");
@@ -199,6 +194,7 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     }
     if ((!scaled && *dtype == DType::f32) || gemm.n < 1)
       return fail("gemm_a16w16 takes bf16 or f16 inputs; both GEMMs need n=N");
+    fitGemmConfig(gemm); // as the op does
     if (std::string problem = gemm.config.problem(); !problem.empty())
       return fail(problem);
     gemm.vectorAligned = takeFlag("a16");

@@ -101,6 +101,17 @@ std::string GemmSpec::key() const {
          (within2GiB ? "" : "/far");
 }
 
+void wavetile::ops::fitGemmConfig(GemmSpec &spec) {
+  if (spec.blockScaled)
+    spec.config.blockK = 128; // a K step is a scale block
+  if (spec.mx) {
+    // Whole bytes and scale groups; narrow tiles take K steps the 16x16x128 atom fits.
+    const bool narrow = spec.config.blockM < 32 || spec.config.blockN < 32;
+    spec.config.blockK = std::max<int64_t>(spec.config.blockK, narrow ? 128 : 64);
+    spec.config.stages = 1; // unpacked operands are not prefetched
+  }
+}
+
 std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::string *error) {
   const GemmConfig &c = spec.config;
   const Reach reach = spec.within2GiB ? Reach::within2GiB : Reach::unbounded;
@@ -305,14 +316,9 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
       spec.config = defaultGemmConfig(m, n, k, multiprocessors > 0 ? multiprocessors : 132);
     }
   }
-  if (spec.blockScaled)
-    spec.config.blockK = 128; // a K step is a scale block
-  if (spec.mx) {
-    if (k % 32)
-      return opError(error, op, "K = " + std::to_string(k) + " is not a multiple of 32 (one e8m0 scale per 32)");
-    spec.config.blockK = std::max<int64_t>(spec.config.blockK, 64); // whole bytes and scale groups
-    spec.config.stages = 1;                                        // unpacked operands are not prefetched
-  }
+  if (spec.mx && k % 32)
+    return opError(error, op, "K = " + std::to_string(k) + " is not a multiple of 32 (one e8m0 scale per 32)");
+  fitGemmConfig(spec);
   if (spec.config.skinny && (spec.input == DType::i8 || spec.mx || spec.blockScaled))
     return opError(error, op, "the skinny kernel takes 16-bit or fp8 inputs with per-token/per-tensor scales");
   if (std::string problem = spec.config.problem(); !problem.empty())

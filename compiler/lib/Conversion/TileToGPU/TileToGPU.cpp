@@ -1354,8 +1354,12 @@ private:
 
   /// The type a group of `n` elements moves as through a buffer resource: 32-bit words where
   /// it fills them (the backend cannot split buffer accesses of 16 x i8, for instance).
+  /// The type a buffer access of `n` elements moves: i8 or i16 below a dword (the AMDGPU
+  /// backend cannot select buffer loads of <2 x i8> and the like), else dwords.
   Type bufferWords(OpBuilder &b, int64_t n) const {
     int64_t bytes = bytesOf(element, n);
+    if (bytes == 1 || bytes == 2)
+      return b.getIntegerType(8 * bytes);
     if (bytes % 4)
       return VectorType::get({n}, memoryType(element));
     return bytes == 4 ? Type(b.getI32Type()) : Type(VectorType::get({bytes / 4}, b.getI32Type()));
