@@ -71,9 +71,10 @@ struct CodeObject {
 std::optional<CodeObject> compileKernelsForGpu(const Module &module, const GpuTarget &target, std::string *error,
                                               const std::optional<std::string> &dumpDirectory = std::nullopt);
 
-/// The module lowered for `target` as compileKernelsForGpu lowers it, stopped before LLVM
-/// code generation: `image` is the per-thread MLIR (LLVM dialect with ROCDL or NVVM ops)
-/// that the emulator runs (wavetile/Emulator.h), with the same manifest.
+/// The module lowered for `target` as compileKernelsForGpu lowers it: `image` is the
+/// per-thread MLIR before LLVM code generation (LLVM dialect with ROCDL or NVVM ops) that the
+/// emulator runs (wavetile/Emulator.h), with the same manifest. The code object is generated
+/// as well and dropped, so what fails to compile for the GPU fails here too.
 std::optional<CodeObject> lowerKernelsForEmulation(const Module &module, const GpuTarget &target, std::string *error);
 
 /// How K loops of kernels with tile.num_stages are software-pipelined on the host: the way

@@ -357,6 +357,10 @@ std::optional<CodeObject> wavetile::lowerKernelsForEmulation(const Module &modul
   auto manifest = manifestOf(module, *lowered, target, error);
   if (!manifest)
     return std::nullopt;
+  // The code object is built too (and dropped): a kernel the GPU could not be given must not
+  // pass in the emulator.
+  if (mlir::failed(compileGpuModules(lowered->gpuModules, target, GpuEmit::Binary, error)))
+    return std::nullopt;
   CodeObject object{std::string(), std::move(*manifest)};
   llvm::raw_string_ostream os(object.image);
   // With locations: the emulator names the kernel source line of a failing operation.
