@@ -3,7 +3,6 @@
 #include "wavetile/ops/OpRuntime.h"
 
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -73,8 +72,8 @@ bool NamedArgs::inOrderOf(const KernelSignature &kernel, std::vector<KernelArg> 
 
 OpRuntime::OpRuntime(Device &device, std::unique_ptr<Jit> jit)
     : device_(device),
-      target_(std::string_view(device.target()).starts_with("emulate:") ? device.target().substr(strlen("emulate:"))
-                                                                        : device.target()),
+      target_(emulatedGpuTarget(device.target()).empty() ? device.target()
+                                                         : std::string(emulatedGpuTarget(device.target()))),
       jit_(std::move(jit)) {}
 OpRuntime::~OpRuntime() {
   std::string ignored;

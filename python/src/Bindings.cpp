@@ -8,11 +8,9 @@
 
 #include "wavetile/Compiler.h"
 #include "wavetile/Emulator.h"
-
 #include "wavetile/Jit.h"
 #include "wavetile/dsl/DSL.h"
 #include "wavetile/runtime/Device.h"
-#include <cstring>
 
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
@@ -635,8 +633,8 @@ PYBIND11_MODULE(_wavetile, m) {
                     std::unique_ptr<Device> device;
                     if (backend == "any")
                       device = Device::openAny(ordinal, &error);
-                    else if (std::string_view(backend).starts_with("emulate:"))
-                      device = openEmulatedDevice(std::string_view(backend).substr(strlen("emulate:")), &error);
+                    else if (!emulatedGpuTarget(backend).empty())
+                      device = openEmulatedDevice(emulatedGpuTarget(backend), &error);
                     else if (backend == "cuda" || backend == "hip" || backend == "host")
                       device = Device::open(backend == "cuda" ? Backend::CUDA
                                             : backend == "hip" ? Backend::HIP

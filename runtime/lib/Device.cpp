@@ -51,7 +51,7 @@ std::unique_ptr<Device> Device::openEmulated(std::string_view target, std::strin
   device->api_ = hostApi(); // host memory, copies, events
   device->name_ = "emulated " + std::string(target);
   device->arch_ = std::string(target);
-  device->target_ = "emulate:" + std::string(target);
+  device->target_ = emulatedTargetName(target);
   return device;
 }
 

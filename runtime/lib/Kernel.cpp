@@ -110,6 +110,16 @@ const KernelManifest *ModuleManifest::find(std::string_view name) const {
   return nullptr;
 }
 
+static constexpr std::string_view kEmulatedPrefix = "emulate:";
+
+std::string_view wavetile::emulatedGpuTarget(std::string_view target) {
+  return target.starts_with(kEmulatedPrefix) ? target.substr(kEmulatedPrefix.size()) : std::string_view();
+}
+
+std::string wavetile::emulatedTargetName(std::string_view gpuTarget) {
+  return std::string(kEmulatedPrefix) + std::string(gpuTarget);
+}
+
 std::string wavetile::printManifest(const ModuleManifest &manifest) {
   std::string out = std::string(kManifestHeader) + "\ntarget " + manifest.target + "\n";
   for (const KernelManifest &k : manifest.kernels) {
@@ -186,7 +196,7 @@ bool wavetile::parseManifest(std::string_view text, ModuleManifest *manifest, st
     std::string_view directive = f[0];
     // Targets are names, or "emulate:<name>" for code objects of emulated devices.
     if (directive == "target" && f.size() == 2 && !sawTarget &&
-        validName(std::string_view(f[1]).starts_with("emulate:") ? std::string_view(f[1]).substr(8) : f[1])) {
+        validName(emulatedGpuTarget(f[1]).empty() ? std::string_view(f[1]) : emulatedGpuTarget(f[1]))) {
       result.target = f[1];
       sawTarget = true;
     } else if (directive == "kernel" && f.size() == 2) {

@@ -1782,9 +1782,7 @@ bool EmulatedModule::launch(std::string_view kernelName, std::array<uint32_t, 3>
 namespace {
 
 void *loadForDevice(std::string_view image, const ModuleManifest &manifest, std::string *error) {
-  std::string_view target = manifest.target;
-  target.remove_prefix(std::min(target.size(), strlen("emulate:")));
-  auto gpu = lookupGpuTarget(target);
+  auto gpu = lookupGpuTarget(emulatedGpuTarget(manifest.target));
   if (!gpu) {
     *error = "emulated code object for unknown target '" + manifest.target + "'";
     return nullptr;

@@ -9,7 +9,6 @@
 #include "llvm/Config/llvm-config.h"
 
 #include <chrono>
-#include <cstring>
 #include <dlfcn.h>
 #include <sys/stat.h>
 
@@ -52,8 +51,8 @@ const char *wavetile::jitSourceName(Jit::Source source) {
 
 Jit::Jit(JitOptions options) : options_(std::move(options)) {
   std::string_view target = options_.target;
-  emulated_ = target.starts_with("emulate:");
-  target_ = lookupGpuTarget(emulated_ ? target.substr(strlen("emulate:")) : target);
+  emulated_ = !emulatedGpuTarget(target).empty();
+  target_ = lookupGpuTarget(emulated_ ? emulatedGpuTarget(target) : target);
 }
 
 bool Jit::forHost() const { return options_.target == "host"; }

@@ -73,6 +73,12 @@ struct KernelManifest {
   uint32_t gridArguments = 3;
 };
 
+/// Targets of emulated devices are "emulate:<GPU target>" (Device::openEmulated); the GPU
+/// target of one, or empty for any other target.
+std::string_view emulatedGpuTarget(std::string_view target);
+/// "emulate:<gpuTarget>".
+std::string emulatedTargetName(std::string_view gpuTarget);
+
 /// A compiled module's kernels for one target.
 struct ModuleManifest {
   std::string target; // "gfx942", "sm_90", ...
