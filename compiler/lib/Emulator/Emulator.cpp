@@ -174,6 +174,32 @@ template <typename F> uint64_t floatOp(Type type, F &&op, std::initializer_list<
   return fromDouble(double(op(v[0], v[1], v[2])), type);
 }
 
+/// The narrow float formats of matrix operands (OCP and AMD's FNUZ fp8, fp6, fp4).
+enum class SmallFloat { E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ, E2M3, E3M2, E2M1 };
+
+/// The value of `code` in `format`: sign, then exponent and mantissa fields. NaN: e4m3fn's
+/// S.1111.111, e5m2's exponent of ones with a nonzero mantissa (zero: infinity), and FNUZ's
+/// 0x80 (which would be -0); fp6 and fp4 have neither.
+double smallFloatValue(uint64_t code, SmallFloat format) {
+  struct Layout {
+    int bits, mantissaBits, bias;
+  };
+  static constexpr Layout layouts[] = {{8, 3, 7}, {8, 3, 8}, {8, 2, 15}, {8, 2, 16}, {6, 3, 1}, {6, 2, 3}, {4, 1, 1}};
+  const Layout l = layouts[int(format)];
+  const uint64_t sign = code >> (l.bits - 1) & 1;
+  const int exponent = int(code & ((1u << (l.bits - 1)) - 1)) >> l.mantissaBits;
+  const int mantissa = int(code) & ((1 << l.mantissaBits) - 1);
+  if ((format == SmallFloat::E4M3FNUZ || format == SmallFloat::E5M2FNUZ) && code == 0x80)
+    return std::nan("");
+  if (format == SmallFloat::E4M3FN && (code & 0x7f) == 0x7f)
+    return std::nan("");
+  if (format == SmallFloat::E5M2 && exponent == 31)
+    return mantissa ? std::nan("") : sign ? -INFINITY : INFINITY;
+  const double fraction = double(mantissa) / (1 << l.mantissaBits);
+  const double magnitude = exponent ? std::ldexp(1 + fraction, exponent - l.bias) : std::ldexp(fraction, 1 - l.bias);
+  return sign ? -magnitude : magnitude;
+}
+
 //===----------------------------------------------------------------------===//
 // The interpreter
 //===----------------------------------------------------------------------===//
@@ -519,7 +545,7 @@ private:
     SmallVector<const Bits *> operands;
     for (Value v : op->getOperands())
       operands.push_back(&get(lane, v));
-    Bits out(operands[0]->size());
+    Bits out(get(lane, op->getOperand(0)).size());
     for (size_t i = 0; i < out.size(); ++i)
       out[i] = f(i, operands);
     return out;
@@ -1187,8 +1213,8 @@ private:
           const uint32_t b = uint32_t(operand(l, 2)[0]), clamp = uint32_t(operand(l, 3)[0]);
           const uint32_t c = clamp & 0x1f, segmask = (clamp >> 8) & 0x1f;
           const uint32_t maxLane = (l & segmask) | (c & ~segmask), minLane = l & segmask;
-          int64_t j;
-          bool valid;
+          int64_t j = l;
+          bool valid = false;
           switch (shfl.getKind()) {
           case NVVM::ShflKind::up:
             j = int64_t(l) - b;
@@ -1306,22 +1332,12 @@ private:
       return double(std::bit_cast<_Float16>(uint16_t(code)));
     if (kind == "i8")
       return double(int8_t(code));
-    if (kind == "fp8" || kind == "e4m3" || kind == "bf8" || kind == "e5m2") {
-      // e4m3 / e5m2: OCP e4m3fn (bias 7, S.1111.111 NaN) and e5m2 (bias 15, IEEE-like inf and
-      // NaN) on gfx950 and sm_90; gfx942's MFMA reads the FNUZ variants (bias 8 and 16, 0x80
-      // the only NaN, no infinity or negative zero).
-      const bool fnuz = target.name == "gfx942", e5m2 = kind == "bf8" || kind == "e5m2";
-      const int mantissaBits = e5m2 ? 2 : 3, bias = (e5m2 ? 15 : 7) + (fnuz ? 1 : 0);
-      const int exponent = int(code >> mantissaBits) & (e5m2 ? 31 : 15),
-                mantissa = int(code) & ((1 << mantissaBits) - 1);
-      if (fnuz ? code == 0x80 : e5m2 ? exponent == 31 && mantissa : (code & 0x7f) == 0x7f)
-        return std::nan("");
-      if (!fnuz && e5m2 && exponent == 31)
-        return (code & 0x80) ? -INFINITY : INFINITY;
-      const double fraction = double(mantissa) / (1 << mantissaBits);
-      double magnitude = exponent ? std::ldexp(1 + fraction, exponent - bias) : std::ldexp(fraction, 1 - bias);
-      return (code & 0x80) ? -magnitude : magnitude;
-    }
+    // fp8 / bf8: OCP e4m3fn and e5m2 on gfx950 and sm_90; gfx942's MFMA reads the FNUZ ones.
+    const bool fnuz = target.name == "gfx942";
+    if (kind == "fp8" || kind == "e4m3")
+      return smallFloatValue(code, fnuz ? SmallFloat::E4M3FNUZ : SmallFloat::E4M3FN);
+    if (kind == "bf8" || kind == "e5m2")
+      return smallFloatValue(code, fnuz ? SmallFloat::E5M2FNUZ : SmallFloat::E5M2);
     fault("matrix operands of type " + kind.str() + " are not modelled");
   }
 
@@ -1392,29 +1408,10 @@ private:
   /// The value of an element of a block-scaled MFMA operand of format `format` (CDNA4 ISA:
   /// 0 fp8 e4m3, 1 bf8 e5m2, 2 fp6 e2m3, 3 bf6 e3m2, 4 fp4 e2m1).
   static double decodeScaled(uint64_t code, int64_t format) {
-    if (format == 2 || format == 3) { // fp6: S.EE.MMM bias 1, or S.EEE.MM bias 3; no inf or NaN
-      const int mantissaBits = format == 2 ? 3 : 2, bias = format == 2 ? 1 : 3;
-      const int exponent = int(code >> mantissaBits) & (format == 2 ? 3 : 7);
-      const double fraction = double(code & ((1u << mantissaBits) - 1)) / (1 << mantissaBits);
-      double magnitude = exponent ? std::ldexp(1 + fraction, exponent - bias) : std::ldexp(fraction, 1 - bias);
-      return (code & 0x20) ? -magnitude : magnitude;
-    }
-    if (format == 4) { // e2m1: S.EE.M, bias 1, no inf or NaN
-      const int exponent = (code >> 1) & 3, mantissa = code & 1;
-      double magnitude = exponent ? std::ldexp(1 + mantissa / 2.0, exponent - 1) : mantissa / 2.0;
-      return (code & 8) ? -magnitude : magnitude;
-    }
-    if (format == 0 || format == 1) {
-      const int mantissaBits = format == 0 ? 3 : 2, bias = format == 0 ? 7 : 15;
-      const int exponent = int(code >> mantissaBits) & (format == 0 ? 15 : 31);
-      const int mantissa = int(code) & ((1 << mantissaBits) - 1);
-      const bool special = format == 0 ? (code & 0x7f) == 0x7f : exponent == 31;
-      if (special)
-        return format == 1 && mantissa == 0 ? ((code & 0x80) ? -INFINITY : INFINITY) : std::nan("");
-      double fraction = double(mantissa) / (1 << mantissaBits);
-      double magnitude = exponent ? std::ldexp(1 + fraction, exponent - bias) : std::ldexp(fraction, 1 - bias);
-      return (code & 0x80) ? -magnitude : magnitude;
-    }
+    static constexpr SmallFloat formats[] = {SmallFloat::E4M3FN, SmallFloat::E5M2, SmallFloat::E2M3, SmallFloat::E3M2,
+                                             SmallFloat::E2M1};
+    if (format >= 0 && format < 5)
+      return smallFloatValue(code, formats[format]);
     fault("block-scaled MFMA operand format " + std::to_string(format) + " is not modelled");
   }
 
