@@ -41,6 +41,12 @@ DType dtypeOf(atoms::ScalarKind kind) {
     return DType::f8E4M3FN;
   case atoms::ScalarKind::f8E5M2:
     return DType::f8E5M2;
+  case atoms::ScalarKind::f6E2M3:
+    return DType::f6E2M3FN;
+  case atoms::ScalarKind::f6E3M2:
+    return DType::f6E3M2FN;
+  case atoms::ScalarKind::f4E2M1:
+    return DType::f4E2M1FN;
   case atoms::ScalarKind::i8:
     return DType::i8;
   case atoms::ScalarKind::i32:
@@ -50,13 +56,15 @@ DType dtypeOf(atoms::ScalarKind kind) {
   }
 }
 
-/// The value of an element code (IEEE-style small floats; FNUZ: bias + 1, 0x80 NaN).
+/// The value of an element code, from its own bit fields: sign, exponent (bias as given),
+/// mantissa. NaN: e4m3fn's S.1111.111, e5m2's exponent of ones (infinities included here),
+/// FNUZ's 0x80; fp6 and fp4 have none.
 double valueOf(uint16_t code, atoms::ScalarKind kind) {
-  auto small = [&](int mantissaBits, int bias) {
-    const int exponent = (code & 0x7f) >> mantissaBits, mantissa = code & ((1 << mantissaBits) - 1);
-    const double fraction = double(mantissa) / (1 << mantissaBits);
+  auto small = [&](int bits, int mantissaBits, int bias) {
+    const int exponent = (code & ((1 << (bits - 1)) - 1)) >> mantissaBits;
+    const double fraction = double(code & ((1 << mantissaBits) - 1)) / (1 << mantissaBits);
     const double magnitude = exponent ? std::ldexp(1 + fraction, exponent - bias) : std::ldexp(fraction, 1 - bias);
-    return (code & 0x80) ? -magnitude : magnitude;
+    return (code >> (bits - 1)) & 1 ? -magnitude : magnitude;
   };
   switch (kind) {
   case atoms::ScalarKind::f16:
@@ -64,13 +72,19 @@ double valueOf(uint16_t code, atoms::ScalarKind kind) {
   case atoms::ScalarKind::bf16:
     return double(std::bit_cast<float>(uint32_t(code) << 16));
   case atoms::ScalarKind::f8E4M3FN:
-    return small(3, 7);
+    return (code & 0x7f) == 0x7f ? std::nan("") : small(8, 3, 7);
   case atoms::ScalarKind::f8E4M3FNUZ:
-    return small(3, 8);
+    return code == 0x80 ? std::nan("") : small(8, 3, 8);
   case atoms::ScalarKind::f8E5M2:
-    return small(2, 15);
+    return (code & 0x7c) == 0x7c ? std::nan("") : small(8, 2, 15);
   case atoms::ScalarKind::f8E5M2FNUZ:
-    return small(2, 16);
+    return code == 0x80 ? std::nan("") : small(8, 2, 16);
+  case atoms::ScalarKind::f6E2M3:
+    return small(6, 3, 1);
+  case atoms::ScalarKind::f6E3M2:
+    return small(6, 2, 3);
+  case atoms::ScalarKind::f4E2M1:
+    return small(4, 1, 1);
   case atoms::ScalarKind::i8:
     return double(int8_t(code));
   default:
@@ -157,48 +171,6 @@ TEST_P(AtomEmulation, OneDotEqualsTheExactProduct) {
   EXPECT_EQ(bad, 0) << atom.name;
 }
 
-/// The value of a code of a block-scaled MFMA element format (OCP: e4m3fn, e5m2, e2m3,
-/// e3m2, e2m1), from its own bit fields.
-double scaledValueOf(uint8_t code, atoms::ScalarKind kind) {
-  int bits, mantissaBits, bias;
-  switch (kind) {
-  case atoms::ScalarKind::f8E4M3FN:
-    bits = 8, mantissaBits = 3, bias = 7;
-    break;
-  case atoms::ScalarKind::f8E5M2:
-    bits = 8, mantissaBits = 2, bias = 15;
-    break;
-  case atoms::ScalarKind::f6E2M3:
-    bits = 6, mantissaBits = 3, bias = 1;
-    break;
-  case atoms::ScalarKind::f6E3M2:
-    bits = 6, mantissaBits = 2, bias = 3;
-    break;
-  default: // f4E2M1
-    bits = 4, mantissaBits = 1, bias = 1;
-  }
-  const int exponent = (code & ((1 << (bits - 1)) - 1)) >> mantissaBits;
-  if ((kind == atoms::ScalarKind::f8E4M3FN && (code & 0x7f) == 0x7f) ||
-      (kind == atoms::ScalarKind::f8E5M2 && exponent == 31)) // NaN (and e5m2's infinities)
-    return std::nan("");
-  const double fraction = double(code & ((1 << mantissaBits) - 1)) / (1 << mantissaBits);
-  const double magnitude = exponent ? std::ldexp(1 + fraction, exponent - bias) : std::ldexp(fraction, 1 - bias);
-  return (code >> (bits - 1)) & 1 ? -magnitude : magnitude;
-}
-
-DType scaledDtypeOf(atoms::ScalarKind kind) {
-  switch (kind) {
-  case atoms::ScalarKind::f6E2M3:
-    return DType::f6E2M3FN;
-  case atoms::ScalarKind::f6E3M2:
-    return DType::f6E3M2FN;
-  case atoms::ScalarKind::f4E2M1:
-    return DType::f4E2M1FN;
-  default:
-    return dtypeOf(kind);
-  }
-}
-
 class ScaledAtomEmulation : public ::testing::TestWithParam<const atoms::Atom *> {};
 
 // Block-scaled MFMA: values exactly representable in the atom's formats travel as f32 and are
@@ -207,7 +179,7 @@ class ScaledAtomEmulation : public ::testing::TestWithParam<const atoms::Atom *>
 TEST_P(ScaledAtomEmulation, OneScaledDotEqualsTheScaledProduct) {
   const atoms::Atom &atom = *GetParam();
   const int64_t m = atom.m, n = atom.n, k = 2 * atom.k, groups = k / 32;
-  const DType aType = scaledDtypeOf(atom.aType), bType = scaledDtypeOf(atom.bType);
+  const DType aType = dtypeOf(atom.aType), bType = dtypeOf(atom.bType);
   ModuleBuilder mb;
   {
     auto kernel = mb.kernel("atom", {.numWarps = 1});
@@ -238,9 +210,9 @@ TEST_P(ScaledAtomEmulation, OneScaledDotEqualsTheScaledProduct) {
   const int aBits = bitWidth(aType), bBits = bitWidth(bType);
   std::vector<float> aValues(m * k), bValues(k * n);
   for (auto &v : aValues)
-    v = float(scaledValueOf(uint8_t(std::uniform_int_distribution<int>(0, (1 << aBits) - 1)(rng)), atom.aType));
+    v = float(valueOf(uint8_t(std::uniform_int_distribution<int>(0, (1 << aBits) - 1)(rng)), atom.aType));
   for (auto &v : bValues)
-    v = float(scaledValueOf(uint8_t(std::uniform_int_distribution<int>(0, (1 << bBits) - 1)(rng)), atom.bType));
+    v = float(valueOf(uint8_t(std::uniform_int_distribution<int>(0, (1 << bBits) - 1)(rng)), atom.bType));
   for (auto *values : {&aValues, &bValues}) // NaN and infinity codes (fp8, bf8) become zeros
     for (float &v : *values)
       if (!std::isfinite(v))
