@@ -74,8 +74,10 @@ std::optional<CodeObject> compileKernelsForGpu(const Module &module, const GpuTa
 /// The module lowered for `target` as compileKernelsForGpu lowers it: `image` is the
 /// per-thread MLIR before LLVM code generation (LLVM dialect with ROCDL or NVVM ops) that the
 /// emulator runs (wavetile/Emulator.h), with the same manifest. The code object is generated
-/// as well and dropped, so what fails to compile for the GPU fails here too.
-std::optional<CodeObject> lowerKernelsForEmulation(const Module &module, const GpuTarget &target, std::string *error);
+/// as well and dropped, so what fails to compile for the GPU fails here too. `dumpDirectory`
+/// as for compileKernelsForGpu (without the code object's files).
+std::optional<CodeObject> lowerKernelsForEmulation(const Module &module, const GpuTarget &target, std::string *error,
+                                                   const std::optional<std::string> &dumpDirectory = std::nullopt);
 
 /// How K loops of kernels with tile.num_stages are software-pipelined on the host: the way
 /// NVIDIA targets do it (async copies) or the way CDNA does it (tiles staged in registers),

@@ -350,8 +350,9 @@ static std::optional<ModuleManifest> manifestOf(const Module &module, const Lowe
 }
 
 std::optional<CodeObject> wavetile::lowerKernelsForEmulation(const Module &module, const GpuTarget &target,
-                                                             std::string *error) {
-  auto lowered = lowerForGpu(module, target, error);
+                                                             std::string *error,
+                                                             const std::optional<std::string> &dumpDirectory) {
+  auto lowered = lowerForGpu(module, target, error, dumpDirectory);
   if (!lowered)
     return std::nullopt;
   auto manifest = manifestOf(module, *lowered, target, error);

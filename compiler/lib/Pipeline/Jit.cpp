@@ -87,7 +87,7 @@ std::optional<Jit::Result> Jit::compile(const Module &module, std::string *error
     if (options_.dumpDirectory)
       dump = *options_.dumpDirectory + "/" + key.substr(0, 16);
     auto compiled = forHost()   ? compileKernelsForHost(module, buildError)
-                    : emulated_ ? lowerKernelsForEmulation(module, *target_, buildError)
+                    : emulated_ ? lowerKernelsForEmulation(module, *target_, buildError, dump)
                                 : compileKernelsForGpu(module, *target_, buildError, dump);
     if (!compiled)
       return false;

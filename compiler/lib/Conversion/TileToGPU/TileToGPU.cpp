@@ -545,12 +545,14 @@ int64_t sharedViewAlignment(SharedType source) {
 /// The largest n such that, in every thread, each group of n registers sits at n
 /// consecutive positions of `source` (after its swizzle) starting at a multiple of n, within
 /// 128 bits and within the view's alignment. Such a group is one aligned vector access.
+/// Widths count elements of `source` (`t` may be the tile of their offsets).
 int64_t sharedVectorWidth(const ThreadTile &t, SharedType source) {
   ArrayRef<int64_t> shape = t.type.getShape();
+  Type element = source.getElementType();
   // Sub-byte elements take a byte each; a vector of them would be bit-packed (see vectorWidth).
-  if (source.getShape() != shape || memoryType(t.type.getElementType()).getIntOrFloatBitWidth() < 8)
+  if (source.getShape() != shape || memoryType(element).getIntOrFloatBitWidth() < 8)
     return 1;
-  int64_t bytes = bytesOf(t.type.getElementType(), 1);
+  int64_t bytes = bytesOf(element, 1);
   for (int64_t n = sharedViewAlignment(source) / bytes; n > 1; n /= 2) {
     if (t.registers % n)
       continue;
@@ -1736,8 +1738,10 @@ void copyDirect(OpBuilder &b, Location loc, const KernelContext &ctx, const dire
 /// of 4, 8 or 16 contiguous bytes where both addresses are aligned. On NVIDIA a group goes
 /// through cp.async (a fully masked group zero-fills through the source size) and completes
 /// at async_wait; on AMD a fully active group is one vector load and one LDS store, complete
-/// when issued. Other elements are copied one by one before the op completes. From a buffer
-/// view, a group must also lie in range, checked once for the group.
+/// when issued. Where the mask, the alignment and the range are known before run time to
+/// hold for whole groups, that is all a group costs; otherwise a run-time check picks it and
+/// other elements are copied one by one before the op completes. From a buffer view, a group
+/// must also lie in range, checked once for the group.
 struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(AsyncCopyOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
@@ -1745,7 +1749,8 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
     ThreadTile t = threadTile(cast<RankedTensorType>(op.getOffsets().getType()));
     SharedType dest = op.getDest().getType();
     Type element = dest.getElementType();
-    GlobalAccess access = globalAccess(rw, loc, ctx, op.getBase(), adaptor.getBase(), op.getOffsets(), element);
+    GlobalAccess access =
+        globalAccess(rw, loc, ctx, op.getBase(), adaptor.getBase(), op.getOffsets(), element, op.getMask());
     if (auto direct = ctx.directCopies.find(op); direct != ctx.directCopies.end()) {
       copyDirect(rw, loc, ctx, direct->second.first, direct->second.second, access, adaptor.getOffsets(),
                  adaptor.getMask(), dest, adaptor.getDest());
@@ -1770,9 +1775,29 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
     int64_t bytes = bytesOf(element, n);
     if (bytes != 4 && bytes != 8 && bytes != 16)
       n = 1;
+    // One group from `first` to `dst` (both aligned, in range if copied): copied whole if
+    // `copied` (null: always), else zeros.
+    auto copyGroup = [&](OpBuilder &b, Location l, Value first, Value dst, Value copied) {
+      if (ctx.amd) {
+        LLVM::StoreOp::create(b, l, access.loadGroupIf(b, l, first, n, copied), dst, bytes);
+        return;
+      }
+      Value size = i32Const(b, l, bytes);
+      Value sourceBytes = copied ? Value(arith::SelectOp::create(b, l, copied, size, i32Const(b, l, 0))) : size;
+      auto cache = bytes == 16 ? NVVM::LoadCacheModifierKind::CG : NVVM::LoadCacheModifierKind::CA;
+      NVVM::CpAsyncOp::create(b, l, dst, access.address(b, l, first), b.getI32IntegerAttr(bytes),
+                              NVVM::LoadCacheModifierKindAttr::get(b.getContext(), cache), sourceBytes);
+    };
+    bool checkedAtCompileTime = n > 1 && access.groupsAllOrNothing(n) && sharedVectorWidth(t, dest) >= n;
     for (int64_t r = 0; r < t.registers; r += n) {
       if (n == 1) {
         copyOne(rw, r);
+        continue;
+      }
+      Value first = extract(rw, loc, adaptor.getOffsets(), r);
+      Value dst = sharedAddress(rw, loc, adaptor.getDest(), sharedIndex(rw, loc, dest, coords[r]), element);
+      if (checkedAtCompileTime) { // the group's first mask stands for all of it
+        copyGroup(rw, loc, first, dst, maskOf(rw, r));
         continue;
       }
       Value allOn, allOff; // every mask set / every mask clear (null: no mask)
@@ -1784,27 +1809,17 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
         Value inactive = arith::XOrIOp::create(rw, loc, active, arith::ConstantIntOp::create(rw, loc, 1, 1));
         allOff = andOf(rw, loc, allOff, inactive);
       }
-      Value first = extract(rw, loc, adaptor.getOffsets(), r);
       // Every element of the group is copied (null: unconditionally).
       Value full = andOf(rw, loc, allOn, access.groupInRange(rw, loc, first, n));
       // NVIDIA zero-fills a fully masked group through the source size, so it is uniform too.
       Value uniform = full && allOff && !ctx.amd ? Value(arith::OrIOp::create(rw, loc, full, allOff)) : full;
       Value srcAligned = access.groupAligned(rw, loc, first, n);
-      Value dst = sharedAddress(rw, loc, adaptor.getDest(), sharedIndex(rw, loc, dest, coords[r]), element);
       Value fast = andOf(rw, loc, andOf(rw, loc, uniform, srcAligned), isAligned(rw, loc, dst, bytes));
       scf::IfOp::create(
           rw, loc, fast,
           [&](OpBuilder &b, Location l) {
-            if (ctx.amd) {
-              LLVM::StoreOp::create(b, l, access.loadGroup(b, l, first, n), dst, bytes);
-              scf::YieldOp::create(b, l);
-              return;
-            }
-            Value size = i32Const(b, l, bytes);
-            Value sourceBytes = full ? Value(arith::SelectOp::create(b, l, full, size, i32Const(b, l, 0))) : size;
-            auto cache = bytes == 16 ? NVVM::LoadCacheModifierKind::CG : NVVM::LoadCacheModifierKind::CA;
-            NVVM::CpAsyncOp::create(b, l, dst, access.address(b, l, first), b.getI32IntegerAttr(bytes),
-                                    NVVM::LoadCacheModifierKindAttr::get(b.getContext(), cache), sourceBytes);
+            // On AMD the fast path only takes fully active groups.
+            copyGroup(b, l, first, dst, ctx.amd ? Value() : full);
             scf::YieldOp::create(b, l);
           },
           [&](OpBuilder &b, Location l) {

@@ -69,3 +69,33 @@ func.func @stage_from_view(%a: !tile.ptr<bf16>, %len: i32, %k: i32) attributes {
   tile.async_wait pending = 0
   return
 }
+
+// With the kernel specialized (the base 16-byte aligned, the row stride and K multiples of
+// 8), each 16-byte group is known aligned and masked whole before run time: one cp.async
+// per group (4 per thread here), its source size 0 where the group's mask is off, and no
+// fallback.
+// NV-LABEL: gpu.func @stage_known_aligned
+// NV-NOT:     scf.if
+// NV-COUNT-4: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// NV-NOT:     scf.if
+// NV-NOT:     memref.store
+// NV:         nvvm.cp.async.commit.group
+func.func @stage_known_aligned(%a: !tile.ptr<bf16> {tile.divisibility = 16 : i64}, %ld: i32 {tile.divisibility = 8 : i64},
+                               %k: i32 {tile.divisibility = 8 : i64}) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 32 : i32} {
+  %rows = tile.arange 0 to 16 : tensor<16xi32, #tile.slice<dim = 1, parent = #l>>
+  %cols = tile.arange 0 to 64 : tensor<64xi32, #tile.slice<dim = 0, parent = #l>>
+  %r2 = tile.expand_dims %rows axis = 1 : tensor<16xi32, #tile.slice<dim = 1, parent = #l>> -> tensor<16x1xi32, #l>
+  %c2 = tile.expand_dims %cols axis = 0 : tensor<64xi32, #tile.slice<dim = 0, parent = #l>> -> tensor<1x64xi32, #l>
+  %lds = tile.splat %ld : i32 -> tensor<16x1xi32, #l>
+  %rowStart = arith.muli %r2, %lds : tensor<16x1xi32, #l>
+  %rb = tile.broadcast %rowStart : tensor<16x1xi32, #l> -> tensor<16x64xi32, #l>
+  %cb = tile.broadcast %c2 : tensor<1x64xi32, #l> -> tensor<16x64xi32, #l>
+  %offsets = arith.addi %rb, %cb : tensor<16x64xi32, #l>
+  %kk = tile.splat %k : i32 -> tensor<1x64xi32, #l>
+  %inK = arith.cmpi slt, %c2, %kk : tensor<1x64xi32, #l>
+  %mask = tile.broadcast %inK : tensor<1x64xi1, #l> -> tensor<16x64xi1, #l>
+  %stage = tile.shared_alloc : !tile.shared<16x64xbf16>
+  %token = tile.async_copy %a[%offsets], %stage mask %mask : !tile.ptr<bf16>[tensor<16x64xi32, #l>], !tile.shared<16x64xbf16>, tensor<16x64xi1, #l>
+  tile.async_wait pending = 0
+  return
+}
