@@ -1669,6 +1669,13 @@ void copyDirect(OpBuilder &b, Location loc, const KernelContext &ctx, const dire
   };
   Value notSet = arith::ConstantIntOp::create(b, loc, 0, 1);
   int64_t partMask = (int64_t(1) << plan.laneElements) - 1;
+  // Each lane's run known before run time to be aligned and masked whole: one instruction,
+  // masked-off lanes (through a view) writing zeros, without the wave's check and fallback.
+  // Only for 16-byte lanes: with 4-byte lanes (CDNA3) a copy issues four times as many
+  // instructions, and without the branches between them the backend keeps each one's LDS
+  // address in its own SGPR (gemm_a8w8 on gfx942 then spilled 28 SGPRs).
+  bool wholeRuns = bytesOf(element, plan.laneElements) == 16 && access.groupsAllOrNothing(plan.laneElements) &&
+                   (!mask || access.isView());
   for (int64_t group = 0; group < plan.groups(); ++group) {
     int64_t first = group * shape.groupElements;
     Value offset = extract(b, loc, offsets, first);
@@ -1684,10 +1691,18 @@ void copyDirect(OpBuilder &b, Location loc, const KernelContext &ctx, const dire
       Value partStart = a.mul(slot.part, a.constant(plan.laneElements));
       Value start = a.add(fromLane(offset, slot.owner), partStart);
       Value partBits, allOff = notSet;
-      Value ready = access.groupReady(b, loc, start, plan.laneElements);
-      if (mask) {
+      if (mask)
         partBits = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, fromLane(bits, slot.owner), partStart),
                                          a.constant(partMask));
+      Value run = sharedAddress(b, loc, dest, slot.runStart, element);
+      const int64_t runBytes = bytesOf(element, plan.laneElements);
+      if (wholeRuns) {
+        Value active = mask ? Value(arith::TruncIOp::create(b, loc, b.getI1Type(), partBits)) : Value();
+        access.loadToLds(b, loc, start, active, run, runBytes);
+        continue;
+      }
+      Value ready = access.groupReady(b, loc, start, plan.laneElements);
+      if (mask) {
         auto equals = [&](int64_t v) {
           return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, partBits, a.constant(v));
         };
@@ -1695,10 +1710,7 @@ void copyDirect(OpBuilder &b, Location loc, const KernelContext &ctx, const dire
         allOff = equals(0);
       }
       Value direct = ready && access.isView() ? Value(arith::OrIOp::create(b, loc, ready, allOff)) : ready;
-      Value run = sharedAddress(b, loc, dest, slot.runStart, element);
-      auto issue = [&](OpBuilder &ib) {
-        access.loadToLds(ib, loc, start, ready, run, bytesOf(element, plan.laneElements));
-      };
+      auto issue = [&](OpBuilder &ib) { access.loadToLds(ib, loc, start, ready, run, runBytes); };
       if (!direct) {
         issue(b);
         continue;

@@ -160,3 +160,51 @@ func.func @stage_padded(%a: !tile.ptr<bf16>, %len: i32) attributes {tile.kernel,
   tile.async_wait pending = 0
   return
 }
+
+// A view standing for a pointer's 2 GiB promise, the kernel specialized (base 16-byte
+// aligned, row stride and K multiples of 8): every lane's run is known aligned and masked
+// whole before run time. CDNA4 issues one load-to-LDS per run, a masked-off lane reading
+// through an offset past the resource (zeros), with no wave-wide check and no fallback;
+// through registers (direct-to-lds=false) each group is one buffer load (zeros where
+// masked off) and one LDS store, unconditionally.
+// CDNA4-LABEL: gpu.func @stage_known_aligned
+// CDNA4-NOT:     rocdl.ballot
+// CDNA4-NOT:     scf.if
+// CDNA4:         %[[OFFSET:.*]] = arith.select %{{.*}}, %{{.*}}, %c-2147483648_i32 : i32
+// CDNA4-NEXT:    rocdl.raw.ptr.buffer.load.lds %{{.*}}, %{{.*}}, %c16_i32, %[[OFFSET]], %c0_i32, %c0_i32, %c0_i32
+// CDNA4-NOT:     scf.if
+// CDNA4-NOT:     rocdl.raw.ptr.buffer.load {{.*}} : bf16
+// CDNA4:         gpu.return
+// CDNA3 (4 bytes per lane, four instructions per group) keeps the wave's check: without the
+// branches the backend holds every instruction's LDS address in an SGPR of its own.
+// CDNA3-LABEL: gpu.func @stage_known_aligned
+// CDNA3-COUNT-4: rocdl.ballot
+// CDNA3:         gpu.return
+// AMD-LABEL: gpu.func @stage_known_aligned
+// AMD-NOT:     scf.if
+// AMD:         %[[OFFSET:.*]] = arith.select %{{.*}}, %{{.*}}, %c-2147483648_i32 : i32
+// AMD-NEXT:    %[[WORDS:.*]] = rocdl.raw.ptr.buffer.load {{.*}}, %[[OFFSET]], {{.*}} : vector<4xi32>
+// AMD:         llvm.store %{{.*}}, {{.*}} {alignment = 16 : i64} : vector<8xbf16>, !llvm.ptr<3>
+// AMD-NOT:     scf.if
+// AMD:         gpu.return
+func.func @stage_known_aligned(%a: !tile.ptr<bf16> {tile.divisibility = 16 : i64}, %len: i32,
+                               %ld: i32 {tile.divisibility = 8 : i64}, %k: i32 {tile.divisibility = 8 : i64})
+    attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 64 : i32} {
+  %rows = tile.arange 0 to 8 : tensor<8xi32, #tile.slice<dim = 1, parent = #w64>>
+  %cols = tile.arange 0 to 64 : tensor<64xi32, #tile.slice<dim = 0, parent = #w64>>
+  %r2 = tile.expand_dims %rows axis = 1 : tensor<8xi32, #tile.slice<dim = 1, parent = #w64>> -> tensor<8x1xi32, #w64>
+  %c2 = tile.expand_dims %cols axis = 0 : tensor<64xi32, #tile.slice<dim = 0, parent = #w64>> -> tensor<1x64xi32, #w64>
+  %lds = tile.splat %ld : i32 -> tensor<8x1xi32, #w64>
+  %rowStart = arith.muli %r2, %lds : tensor<8x1xi32, #w64>
+  %rb = tile.broadcast %rowStart : tensor<8x1xi32, #w64> -> tensor<8x64xi32, #w64>
+  %cb = tile.broadcast %c2 : tensor<1x64xi32, #w64> -> tensor<8x64xi32, #w64>
+  %offsets = arith.addi %rb, %cb : tensor<8x64xi32, #w64>
+  %kk = tile.splat %k : i32 -> tensor<1x64xi32, #w64>
+  %inK = arith.cmpi slt, %c2, %kk : tensor<1x64xi32, #w64>
+  %mask = tile.broadcast %inK : tensor<1x64xi1, #w64> -> tensor<8x64xi1, #w64>
+  %view = tile.make_buffer %a, %len {tile.within_2gib} : !tile.ptr<bf16> -> !tile.buffer<bf16>
+  %stage = tile.shared_alloc : !tile.shared<8x64xbf16>
+  %token = tile.async_copy %view[%offsets], %stage mask %mask : !tile.buffer<bf16>[tensor<8x64xi32, #w64>], !tile.shared<8x64xbf16>, tensor<8x64xi1, #w64>
+  tile.async_wait pending = 0
+  return
+}
