@@ -38,9 +38,10 @@ GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int
   if (m <= 64) {
     // Decode: W is the stream. Narrow M tiles, wide K steps, and K split until every
     // multiprocessor has four tiles (each split keeps at least 256 of K): the H200's tuned
-    // decode rows have 512 to 2560 programs. No shared ring: streaming loads in registers
-    // beat the 3-stage async-copy ring at every tuned decode shape there
-    // (bench/gemm-notes.md).
+    // decode rows have 512 to 2560 programs. No shared ring: the register-streamed loop is
+    // what every target compiles cleanly (CDNA3 rings of small tiles spill SGPRs), though
+    // since async copies lost their per-element masks the 3-stage ring won every tuned
+    // decode shape on the H200 (bench/gemm-notes.md, v4).
     c.blockM = m <= 16 ? 16 : m <= 32 ? 32 : 64;
     c.blockN = 64;
     c.blockK = 64;
@@ -110,6 +111,11 @@ void wavetile::ops::fitGemmConfig(GemmSpec &spec) {
     spec.config.blockK = std::max<int64_t>(spec.config.blockK, narrow ? 128 : 64);
     spec.config.stages = 1; // unpacked operands are not prefetched
   }
+  // A wave without an MFMA block of its own would take the tile off the matrix cores
+  // (tables tuned for 32-lane warps name 16x32 tiles with 4 warps).
+  if (spec.warpSize == 64 && !spec.config.skinny)
+    spec.config.warps =
+        std::min(spec.config.warps, std::max<int64_t>(1, (spec.config.blockM / 16) * (spec.config.blockN / 16)));
 }
 
 std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::string *error) {
@@ -177,8 +183,27 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
         k.assumeDivisible(out->stride(0), 16 / (bitWidth(spec.output) / 8));
       }
     }
-    Value rows = programId(0) * int32_t(c.blockM) + arange(0, int32_t(c.blockM));
-    Value cols = programId(1) * int32_t(c.blockN) + arange(0, int32_t(c.blockN));
+    // The tile of this program. With several row blocks, programs in launch order (axis 0
+    // fastest) take groups of kGroupColumns column blocks row block by row block, so the
+    // programs resident at once share both operands in L2 (axis by axis, each wave would read
+    // all of X for a column block or two of W). On the H200: 8192^3 1.6% (bf16) and 7% (fp8)
+    // faster, 4096^3 within noise. Not on CDNA, unmeasured there, where the index arithmetic
+    // costs SGPRs that the load-to-LDS copies already use up (gemm_a8w8 on gfx942 spilled 2).
+    Value tileM = programId(0), tileN = programId(1);
+    if (spec.warpSize == 32 && c.blockM >= 64 && !c.skinny) {
+      constexpr int32_t kGroupColumns = 8;
+      Value tilesM = numPrograms(0);
+      const int32_t tilesN = int32_t((spec.n + c.blockN - 1) / c.blockN);
+      Value linear = tileM + tileN * tilesM;
+      Value perGroup = tilesM * kGroupColumns;
+      Value firstColumn = linear / perGroup * kGroupColumns;
+      Value groupColumns = minimum(tilesN - firstColumn, kGroupColumns);
+      Value inGroup = linear % perGroup;
+      tileM = inGroup / groupColumns;
+      tileN = firstColumn + inGroup % groupColumns;
+    }
+    Value rows = tileM * int32_t(c.blockM) + arange(0, int32_t(c.blockM));
+    Value cols = tileN * int32_t(c.blockN) + arange(0, int32_t(c.blockN));
     Value kBegin = programId(2) * int32_t(kPerSplit);
     Value kEnd = minimum(kBegin + int32_t(kPerSplit), int32_t(spec.k));
     Value kRange = arange(0, int32_t(c.blockK));
@@ -318,6 +343,7 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
   }
   if (spec.mx && k % 32)
     return opError(error, op, "K = " + std::to_string(k) + " is not a multiple of 32 (one e8m0 scale per 32)");
+  spec.warpSize = rt.warpSize();
   fitGemmConfig(spec);
   if (spec.config.skinny && (spec.input == DType::i8 || spec.mx || spec.blockScaled))
     return opError(error, op, "the skinny kernel takes 16-bit or fp8 inputs with per-token/per-tensor scales");
@@ -325,7 +351,6 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
     return opError(error, op, problem);
   if (m == 0)
     return true;
-  spec.warpSize = rt.warpSize();
   spec.vectorAligned = vectorAligned({&out, &x, &w});
   std::vector<const TensorRef *> tensors{&out, &x, &w};
   if (bias)

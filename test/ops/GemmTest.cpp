@@ -98,6 +98,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{DType::f16, DType::f32, 130, 70, 96, false, std::nullopt},
                       Case{DType::bf16, DType::bf16, 130, 129, 257, true, config(64, 64, 32, 3, 4, 1)},
                       Case{DType::bf16, DType::f32, 3, 200, 1100, true, config(16, 64, 64, 2, 4, 3)},
+                      // 3 row blocks x 10 column blocks: two groups of column blocks, the second partial
+                      Case{DType::f16, DType::f16, 130, 600, 96, false, config(64, 64, 32, 2, 4, 1)},
                       // Aligned rows, K a multiple of 8 but not of the K step: the ring's copies
                       // mask whole 16-byte groups (known before run time)
                       Case{DType::bf16, DType::bf16, 70, 72, 200, true, config(64, 64, 64, 3, 4, 1), false},
@@ -118,7 +120,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(GemmOp, DefaultSplitsDecodeShapesOverTheMultiprocessors) {
   GemmConfig decode = defaultGemmConfig(1, 8192, 8192, 132);
   EXPECT_EQ(decode.blockM, 16);
-  EXPECT_EQ(decode.stages, 1); // streamed through registers: faster than the ring for decode
+  EXPECT_EQ(decode.stages, 1); // streamed through registers, which every target compiles cleanly
   // 160 tiles of 64 columns: split until 132 multiprocessors have four tiles each.
   EXPECT_EQ(defaultGemmConfig(1, 10240, 8192, 132).splitK, 4);
   // Each split keeps at least 256 of K: 1024 splits in four, 1000 in two.
