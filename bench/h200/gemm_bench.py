@@ -4,10 +4,10 @@
 process (issue 6's benchmark). Numerics first (against an fp32 torch product), then device
 time per call (CUDA-graph replays over rotating inputs, bench/h200/ops_bench.py's method).
 Decode shapes use Llama-3-70B and DeepSeek-V3 layer sizes. With WAVETILE_TUNED_DIR set, the
-ops read the tables there; TUNE=DTYPE:SET[,...] (DTYPE bf16 or fp8, SET decode or large)
-first tunes those shapes (wavetile.ops.tune_gemm, as `wavetile tune` does) into that
-directory. GEMMS=bf16,fp8 picks what is benchmarked; RESULT names the report ($OUT/$RESULT.md
-and .json).
+ops read the tables there; TUNE=DTYPE:SET[,...] (DTYPE bf16 or fp8, SET decode, large or
+shapes MxNxK joined by '+') first tunes those shapes (wavetile.ops.tune_gemm, as `wavetile
+tune` does) into that directory. GEMMS=bf16,fp8 picks the dtypes benchmarked, SHAPES=decode,large the shapes; RESULT
+names the report ($OUT/$RESULT.md and .json).
 
 Run by bench/h200/python.sh bench/h200/gemm_bench.py (carry dist/python).
 """
@@ -142,7 +142,8 @@ def tune(requests, sets):
     os.makedirs(tuned_dir, exist_ok=True)
     for request in requests:
         dtype, which = request.split(":")
-        shapes = sets[which]
+        # A set's name, or shapes MxNxK joined by '+'
+        shapes = sets[which] if which in sets else [tuple(int(v) for v in s.split("x")) for s in which.split("+")]
         op, name = ("gemm_a8w8", "f8E4M3FN") if dtype == "fp8" else ("gemm_a16w16", "bf16")
         b.report(f"## tuned {op} ({name})")
         b.report("")
@@ -202,10 +203,12 @@ def main():
         tune(os.environ["TUNE"].split(","), {"decode": decode, "large": LARGE})
     odd_shape_numerics()
     which = os.environ.get("GEMMS", "bf16,fp8").split(",")
+    sets = os.environ.get("SHAPES", "decode,large").split(",")
+    shapes = (decode if "decode" in sets else []) + (LARGE if "large" in sets else [])
     if "bf16" in which:
-        bench_bf16(decode + LARGE)
+        bench_bf16(shapes)
     if "fp8" in which:
-        bench_fp8(decode + LARGE)
+        bench_fp8(shapes)
     b.report(f"numerics: {checks} checked, {b.failures} failed (tuned shapes with a wrong or no candidate count too)")
     save()
     import plot_gemm

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""One call of each named op shape after warm-up, for a profiler to capture (ncu), e.g.
+"""One call of each named op shape (CASES=name:M:N,...) after warm-up, and of its peer (Triton,
+or cuBLAS for gemm), for a profiler to capture (ncu), e.g.
 
     ncu --clock-control none --kernel-name regex:'rmsnorm|triton' --section SpeedOfLight \\
         --section Occupancy --section WarpStateStats python3 bench/h200/profile_ops.py
 
-Run through bench/h200/python.sh with PROFILE="ncu ..." (see profile.sh)."""
+Run through bench/h200/python.sh with PROFILER="ncu ..."."""
 import os
 import sys
 import tempfile
@@ -25,6 +26,10 @@ CASES = {
                               torch.rand(n, device="cuda", dtype=torch.bfloat16) + 0.5)),
     "quant": lambda m, n: (b.wavetile_per_token_quant, b.triton_per_token_quant,
                            (torch.randn(m, n, device="cuda", dtype=torch.bfloat16),)),
+    # M x N x N bf16 GEMM against cuBLAS (torch.matmul)
+    "gemm": lambda m, n: (lambda x, w: b.ops.gemm_a16w16(x, w), lambda x, w: x @ w.t(),
+                          (torch.randn(m, n, device="cuda", dtype=torch.bfloat16),
+                           torch.randn(n, n, device="cuda", dtype=torch.bfloat16))),
 }
 
 
