@@ -1,7 +1,9 @@
 //===- DistributionTest.cpp - layouts resolved against tile shapes --------===//
 //
 // reshapedBlockedLayout is checked by brute force: under the layout it returns, every
-// thread must own exactly the row-major elements it owns of the source.
+// thread must own exactly the row-major elements it owns of the source. Dot-operand layouts
+// are checked the same way: each warp covers its part of the operand once, and A and B
+// agree on the K of every (lane, value, K step) the MMA contracts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,6 +78,70 @@ TEST_F(Fixture, ReshapeOfAReplicatedOrMixedLayoutHasNone) {
   BlockedLayoutAttr split = reshapedBlockedLayout(mixed, {4, 1024}, {4, 2, 512});
   ASSERT_TRUE(split);
   EXPECT_EQ(ownership(mixed, {4, 1024}, 64, 4), ownership(split, {4, 2, 512}, 64, 4));
+}
+
+/// A [rows, k] and B [k, cols] of one warp's MMA on `atom` (warps 1 x 1).
+struct DotOperands {
+  MmaGeometry a, b;
+};
+std::optional<DotOperands> dotOperands(mlir::MLIRContext &context, llvm::StringRef atom, int64_t rows, int64_t k,
+                                       int64_t cols) {
+  auto mma = MmaLayoutAttr::get(&context, atom, {1u, 1u});
+  auto a = mmaGeometry(DotOperandLayoutAttr::get(&context, 0, mma), {rows, k});
+  auto b = mmaGeometry(DotOperandLayoutAttr::get(&context, 1, mma), {k, cols});
+  if (!a || !b)
+    return std::nullopt;
+  return DotOperands{*a, *b};
+}
+
+TEST_F(Fixture, CdnaDotOperandsPairKStepsIntoContiguousRuns) {
+  // gfx942's bf16 32x32x8 atom: 4 values (64 bits) per lane and K step; K 32 is 4 steps.
+  auto ops = dotOperands(context, "gfx942.mfma_f32_32x32x8_bf16", 64, 32, 32);
+  ASSERT_TRUE(ops);
+  const MmaGeometry &a = ops->a, &b = ops->b;
+  EXPECT_EQ(a.kPack, 2);
+  EXPECT_EQ(b.kPack, 2);
+  std::set<std::pair<int64_t, int64_t>> coveredA, coveredB;
+  for (int64_t lane = 0; lane < 64; ++lane) {
+    for (int64_t r = 0; r < a.elementsPerThread(); ++r)
+      coveredA.insert(a.coordinate(r, lane, 0));
+    for (int64_t r = 0; r < b.elementsPerThread(); ++r)
+      coveredB.insert(b.coordinate(r, lane, 0));
+    // A's registers of K steps 2j and 2j+1 in one row are 8 consecutive K.
+    for (int64_t r = 0; r < a.elementsPerThread(); r += 8)
+      for (int64_t i = 0; i < 8; ++i)
+        EXPECT_EQ(a.coordinate(r + i, lane, 0),
+                  std::pair(a.coordinate(r, lane, 0).first, a.coordinate(r, lane, 0).second + i));
+    // K step s contracts A's and B's elements at each atom K k: in A and in B they must stand
+    // for the same tile K (found here in the same lane, which holds the same k of both).
+    for (int64_t step = 0; step < a.reps[1]; ++step)
+      for (int64_t v = 0; v < a.valuesPerLane(); ++v) {
+        int64_t atomK = a.map->elementAt(int(lane), int(v)) / a.atomRows; // A's column
+        int64_t bRegister = -1;
+        for (int64_t w = 0; w < b.valuesPerLane(); ++w)
+          if (b.map->elementAt(int(lane), int(w)) % b.atomRows == atomK) // B's row
+            bRegister = step * b.reps[1] * b.valuesPerLane() + w;
+        ASSERT_GE(bRegister, 0);
+        EXPECT_EQ(a.coordinate(step * a.valuesPerLane() + v, lane, 0).second, b.coordinate(bRegister, lane, 0).first);
+      }
+  }
+  EXPECT_EQ(coveredA.size(), size_t(64 * 32));
+  EXPECT_EQ(coveredB.size(), size_t(32 * 32));
+}
+
+TEST_F(Fixture, KStepsStayApartWhereFragmentsAreWideOrStepsOdd) {
+  // gfx950's bf16 16x16x32: 8 values (128 bits) per lane already.
+  auto wide = dotOperands(context, "gfx950.mfma_f32_16x16x32_bf16", 16, 64, 16);
+  ASSERT_TRUE(wide);
+  EXPECT_EQ(wide->a.kPack, 1);
+  // gfx942 with one K step (K 8 on the 32x32x8 atom): nothing to pair.
+  auto single = dotOperands(context, "gfx942.mfma_f32_32x32x8_bf16", 32, 8, 32);
+  ASSERT_TRUE(single);
+  EXPECT_EQ(single->a.kPack, 1);
+  // mma.sync (32 lanes) reads 128 bits per ldmatrix already.
+  auto nvidia = dotOperands(context, "sm_90.mma_m16n8k16_f32_bf16_bf16", 16, 32, 8);
+  ASSERT_TRUE(nvidia);
+  EXPECT_EQ(nvidia->a.kPack, 1);
 }
 
 } // namespace

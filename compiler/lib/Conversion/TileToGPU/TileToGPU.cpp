@@ -338,6 +338,20 @@ Value threadBase(OpBuilder &b, Location loc, const KernelContext &ctx, const Blo
   return arith::MulIOp::create(b, loc, thread, i32Const(b, loc, p.sizePerThread));
 }
 
+/// Unsigned i32 arithmetic emitted as IR. Index formulas that are also evaluated at compile
+/// time (ConstantArith, to prove accesses contiguous or aligned) are written once as
+/// templates over both.
+struct IRArith {
+  OpBuilder &b;
+  Location loc;
+  Value constant(int64_t v) const { return i32Const(b, loc, v); }
+  Value add(Value x, Value y) const { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) const { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) const { return arith::DivUIOp::create(b, loc, x, y); }
+  Value rem(Value x, Value y) const { return arith::RemUIOp::create(b, loc, x, y); }
+  Value bitXor(Value x, Value y) const { return arith::XOrIOp::create(b, loc, x, y); }
+};
+
 /// Per register, the (row, column) of an MMA-laid-out tile: the atom's lane map gives the
 /// position inside the atom tile as laneTerm(lane) + valueTerm(value) (its modes add up).
 SmallVector<SmallVector<Value>> mmaCoordinates(OpBuilder &b, Location loc, const KernelContext &ctx,
@@ -367,8 +381,16 @@ SmallVector<SmallVector<Value>> mmaCoordinates(OpBuilder &b, Location loc, const
                               : i32Const(b, loc, repIndex);
       return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, block, i32Const(b, loc, extent)), within);
     };
-    Value tileRow = g.operand == 1 ? place(row, r0, wi, 1, g.atomRows) : place(row, r0, wi, g.warpsM, g.atomRows);
-    Value tileCol = g.operand == 0 ? place(col, r1, wj, 1, g.atomCols) : place(col, r1, wj, g.warpsN, g.atomCols);
+    // K of A (columns) and B (rows), with K steps packed (MmaGeometry::kStepStart).
+    auto tileK = [&](Value k, int64_t step) -> Value {
+      IRArith a{b, loc};
+      int64_t v = g.valuesPerLane();
+      Value within =
+          g.kPack == 1 ? k : a.add(a.mul(a.div(k, a.constant(v)), a.constant(g.kPack * v)), a.rem(k, a.constant(v)));
+      return a.add(a.constant(g.kStepStart(step)), within);
+    };
+    Value tileRow = g.operand == 1 ? tileK(row, r0) : place(row, r0, wi, g.warpsM, g.atomRows);
+    Value tileCol = g.operand == 0 ? tileK(col, r1) : place(col, r1, wj, g.warpsN, g.atomCols);
     if (g.transposed)
       std::swap(tileRow, tileCol);
     result.push_back({tileRow, tileCol});
@@ -403,20 +425,6 @@ SmallVector<SmallVector<Value>> coordinates(OpBuilder &b, Location loc, const Ke
   }
   return result;
 }
-
-/// Unsigned i32 arithmetic emitted as IR. Index formulas that are also evaluated at compile
-/// time (ConstantArith, to prove accesses contiguous or aligned) are written once as
-/// templates over both.
-struct IRArith {
-  OpBuilder &b;
-  Location loc;
-  Value constant(int64_t v) const { return i32Const(b, loc, v); }
-  Value add(Value x, Value y) const { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) const { return arith::MulIOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) const { return arith::DivUIOp::create(b, loc, x, y); }
-  Value rem(Value x, Value y) const { return arith::RemUIOp::create(b, loc, x, y); }
-  Value bitXor(Value x, Value y) const { return arith::XOrIOp::create(b, loc, x, y); }
-};
 
 /// Row-major linear index of `coords` in `shape`.
 template <typename Arith, typename T>

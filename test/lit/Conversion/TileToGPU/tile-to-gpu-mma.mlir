@@ -37,9 +37,10 @@
 // SM90-LABEL:    gpu.func @stages_through_slices
 
 // Weights stored [N, K] and transposed for the dot: B's k-runs lie along the stage's rows,
-// so sm_90 reads B with plain ldmatrix too (8 in all, no .trans) and CDNA reads both
-// operands with 8-byte LDS loads; the transpose itself moves nothing (no barrier, no
-// element loads).
+// so sm_90 reads B with plain ldmatrix too (8 in all, no .trans) and CDNA3 reads both
+// operands with 16-byte LDS loads, each lane's 8-byte fragments of two K steps side by side
+// (the dot-operand layouts pair K steps alike for A and B); the transpose itself moves
+// nothing (no barrier, no element loads).
 // SM90-LABEL:    gpu.func @weights_n_by_k
 // SM90:          scf.for
 // SM90-COUNT-8:    nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<row>, num = 4 : i32
@@ -48,7 +49,8 @@
 // SM90-COUNT-16:   nvvm.mma.sync
 // CDNA3-LABEL:   gpu.func @weights_n_by_k
 // CDNA3:         scf.for
-// CDNA3-COUNT-8:   vector.load {{.*}} {alignment = 8 : i64} : memref<2048xbf16, #gpu.address_space<workgroup>>, vector<4xbf16>
+// CDNA3-COUNT-4:   vector.load {{.*}} {alignment = 16 : i64} : memref<2048xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CDNA3-NOT:       vector.load
 // CDNA3-NOT:       gpu.barrier
 // CDNA3-NOT:       memref.load
 // CDNA3-COUNT-4:   amdgpu.mfma

@@ -52,9 +52,9 @@ for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv; do
           # 128-bit buffer loads (into registers, or straight into LDS for deeper rings on
           # gfx950) where the hardware has them: CDNA3 moves a ring's operands into LDS a dword
           # per lane (its load-to-LDS limit), and a tile whose smaller operand gives the lanes
-          # under 16 bytes each per K step cannot fill 128-bit loads. LDS operand reads:
-          # gfx950's bf16/fp8 MFMA fragments are 128 bits per lane; gfx942's are 64 (reading
-          # two K steps at once is not done yet).
+          # under 16 bytes each per K step cannot fill 128-bit loads. LDS operand reads of 128
+          # bits: gfx950's bf16/fp8 MFMA fragments are that wide; gfx942's 64-bit ones are
+          # read two K steps at a time.
           bytes=$([[ $op == gemm_a8w8 ]] && echo 1 || echo 2)
           waves=$((warps < (bm / 16) * (bn / 16) ? warps : (bm / 16) * (bn / 16))) # as fitGemmConfig
           smaller=$((bm < bn ? bm : bn))
@@ -65,7 +65,7 @@ for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv; do
           else
             global='buffer_load_dwordx4(_lds)?='
           fi
-          lds_read=$([[ $target == gfx950 ]] && echo 'ds_read_b128=' || echo 'ds_read_b(64|128)=')
+          lds_read='ds_read_b128='
           missing=$(needs "$info" 'private_segment_fixed_size=0 vgpr_spill_count=0' \
             'occupancy [0-9]+ waves/SIMD' 'v_mfma' "$global" "$lds_read")
           # SGPRs spilled into VGPR lanes (no scratch, no memory traffic): a known gap of

@@ -166,11 +166,17 @@ std::pair<int64_t, int64_t> MmaGeometry::operandCoordinate(int64_t reg, int64_t 
   int64_t index = map->elementAt(int(lane), int(value)); // column-major in the atom's operand tile
   int64_t row = index % atomRows, col = index / atomRows;
   int64_t wi = warp % warpsM, wj = warp / warpsM;
+  // K (the atom's column for A, row for B): with kPack steps packed, each lane's runs of
+  // those steps lie side by side.
+  auto tileK = [&](int64_t step, int64_t k) {
+    int64_t v = valuesPerLane();
+    return kStepStart(step) + k / v * kPack * v + k % v;
+  };
   switch (operand) {
   case 0: // A: rows follow warps along M, columns are K steps
-    return {(r0 * warpsM + wi) * atomRows + row, r1 * atomCols + col};
+    return {(r0 * warpsM + wi) * atomRows + row, tileK(r1, col)};
   case 1: // B: rows are K steps, columns follow warps along N
-    return {r0 * atomRows + row, (r1 * warpsN + wj) * atomCols + col};
+    return {tileK(r0, row), (r1 * warpsN + wj) * atomCols + col};
   default:
     return {(r0 * warpsM + wi) * atomRows + row, (r1 * warpsN + wj) * atomCols + col};
   }
@@ -209,6 +215,13 @@ std::optional<MmaGeometry> wavetile::tile::mmaGeometry(Attribute layout, ArrayRe
     return std::nullopt;
   g.reps[0] = shape[0] / rowSpan;
   g.reps[1] = shape[1] / colSpan;
+  // CDNA A/B fragments of 64 bits (bf16/f16 16x16x16 and 32x32x8, fp8 16x16x32 and
+  // 32x32x16 on gfx942), each lane's K values contiguous: pair K steps. Not for block
+  // scales, whose blocks are K-contiguous.
+  int64_t kSteps = operand == 0 ? g.reps[1] : g.reps[0];
+  if (operand != 2 && !g.scales && !atom->scaleType && map->lanes == 64 && kSteps % 2 == 0 &&
+      map->valuesPerLane * wavetile::atoms::bitWidth(operand == 0 ? atom->aType : atom->bType) == 64)
+    g.kPack = 2;
   return g;
 }
 

@@ -70,11 +70,21 @@ struct MmaGeometry {
   int64_t warpsM, warpsN;
   int64_t reps[2];      // repetitions along tile rows and columns
   int64_t atomRows, atomCols;
+  /// K steps whose per-lane runs interleave into one contiguous run (1: none). A and B of a
+  /// dot permute K alike, so the sum is unchanged; CDNA's 64-bit bf16/fp8 fragments pair two
+  /// K steps into one 128-bit LDS read.
+  int64_t kPack = 1;
 
   int64_t valuesPerLane() const { return map->valuesPerLane; }
   int64_t elementsPerThread() const { return reps[0] * reps[1] * valuesPerLane(); }
   int64_t warpSize() const { return map->lanes; }
   int64_t numWarps() const { return warpsM * warpsN; }
+  /// A/B: the tile K of atom K `k` in K step `step` is kStepStart(step) + (k / v) * kPack * v
+  /// + k % v, v the values per lane (with kPack 1: step * atomK + k).
+  int64_t kStepStart(int64_t step) const {
+    int64_t atomK = operand == 0 ? atomCols : atomRows;
+    return step / kPack * kPack * atomK + step % kPack * valuesPerLane();
+  }
   /// Tile (row, column) held in register `reg` by (lane, warp).
   std::pair<int64_t, int64_t> coordinate(int64_t reg, int64_t lane, int64_t warp) const;
   /// The same in the operand's own orientation (what coordinate gives when not transposed).
