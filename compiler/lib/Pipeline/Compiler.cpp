@@ -349,53 +349,64 @@ static std::optional<ModuleManifest> manifestOf(const Module &module, const Lowe
   return manifest;
 }
 
-std::optional<CodeObject> wavetile::lowerKernelsForEmulation(const Module &module, const GpuTarget &target,
-                                                             std::string *error,
-                                                             const std::optional<std::string> &dumpDirectory) {
+namespace {
+/// A module lowered for a GPU target with its code object and manifest.
+struct CompiledForGpu {
+  LoweredForGpu lowered;
+  CodeObject binary;
+};
+} // namespace
+
+static std::optional<CompiledForGpu> lowerAndCompile(const Module &module, const GpuTarget &target, std::string *error,
+                                                     const std::optional<std::string> &dumpDirectory) {
   auto lowered = lowerForGpu(module, target, error, dumpDirectory);
   if (!lowered)
     return std::nullopt;
   auto manifest = manifestOf(module, *lowered, target, error);
   if (!manifest)
     return std::nullopt;
+  auto image = compileGpuModules(lowered->gpuModules, target, GpuEmit::Binary, error);
+  if (mlir::failed(image))
+    return std::nullopt;
+  return CompiledForGpu{std::move(*lowered), CodeObject{std::move(*image), std::move(*manifest)}};
+}
+
+std::optional<CodeObject> wavetile::lowerKernelsForEmulation(const Module &module, const GpuTarget &target,
+                                                             std::string *error,
+                                                             const std::optional<std::string> &dumpDirectory) {
   // The code object is built too (and dropped): a kernel the GPU could not be given must not
   // pass in the emulator.
-  if (mlir::failed(compileGpuModules(lowered->gpuModules, target, GpuEmit::Binary, error)))
+  auto compiled = lowerAndCompile(module, target, error, dumpDirectory);
+  if (!compiled)
     return std::nullopt;
-  CodeObject object{std::string(), std::move(*manifest)};
+  CodeObject object{std::string(), std::move(compiled->binary.manifest)};
   llvm::raw_string_ostream os(object.image);
   // With locations: the emulator names the kernel source line of a failing operation.
   mlir::OpPrintingFlags flags;
   flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-  lowered->module->print(os, flags);
+  compiled->lowered.module->print(os, flags);
   return object;
 }
 
 std::optional<CodeObject> wavetile::compileKernelsForGpu(const Module &module, const GpuTarget &target,
                                                          std::string *error,
                                                          const std::optional<std::string> &dumpDirectory) {
-  auto lowered = lowerForGpu(module, target, error, dumpDirectory);
-  if (!lowered)
+  auto compiled = lowerAndCompile(module, target, error, dumpDirectory);
+  if (!compiled)
     return std::nullopt;
-  auto manifest = manifestOf(module, *lowered, target, error);
-  if (!manifest)
-    return std::nullopt;
-  CodeObject binary{std::string(), std::move(*manifest)};
-  auto image = compileGpuModules(lowered->gpuModules, target, GpuEmit::Binary, error);
-  if (mlir::failed(image))
-    return std::nullopt;
-  binary.image = std::move(*image);
+  LoweredForGpu &lowered = compiled->lowered;
+  CodeObject &binary = compiled->binary;
   if (dumpDirectory) {
     const std::string &dir = *dumpDirectory;
     std::string extension = target.isAMD() ? ".hsaco" : ".ptx";
-    auto llvmIR = compileGpuModules(lowered->gpuModules, target, GpuEmit::LLVMIR, error);
-    auto assembly = target.isAMD() ? compileGpuModules(lowered->gpuModules, target, GpuEmit::Assembly, error)
+    auto llvmIR = compileGpuModules(lowered.gpuModules, target, GpuEmit::LLVMIR, error);
+    auto assembly = target.isAMD() ? compileGpuModules(lowered.gpuModules, target, GpuEmit::Assembly, error)
                                    : mlir::FailureOr<std::string>(binary.image);
     if (mlir::failed(llvmIR) || mlir::failed(assembly))
       return std::nullopt;
     std::string loweredText;
     llvm::raw_string_ostream os(loweredText);
-    lowered->module->print(os);
+    lowered.module->print(os);
     if (!writeDumpFile(dir + "/1-lowered.mlir", loweredText, error) ||
         !writeDumpFile(dir + "/2-optimized.ll", *llvmIR, error) ||
         !writeDumpFile(dir + "/3-isa.s", *assembly, error) ||
@@ -403,7 +414,7 @@ std::optional<CodeObject> wavetile::compileKernelsForGpu(const Module &module, c
         !writeDumpFile(dir + "/kernel.manifest", printManifest(binary.manifest), error))
       return std::nullopt;
   }
-  return binary;
+  return std::move(binary);
 }
 
 _Float16 wavetile::detail::wavetileTruncF32ToBF16(float value) {
