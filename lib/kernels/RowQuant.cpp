@@ -101,14 +101,16 @@ Value RowQuantizer::tensorScale() {
 
 Value wavetile::ops::exactQuotient(Value x, Value d, Value reciprocal, bool mayOverflow) {
   // Markstein: q = x * RN(1/d) is within an ulp; with the exact remainder e = x - q * d (one
-  // fma) q + e * RN(1/d) rounds to x / d. Kept as q where e is 0 (-0 stays -0) and where q
-  // overflows (the remainder would be NaN); results that underflow round to 0 downstream.
+  // fma) q + e * RN(1/d) rounds to x / d. The remainder is computed negated, q * d - x, and
+  // subtracted: where it is zero it is +0 and -0 is added, which keeps q's sign when q is
+  // ±0 (adding +0 would turn -0 into +0). Kept as q where q overflows (the remainder would
+  // be NaN); results that underflow round to 0 downstream.
   Value q = x * reciprocal;
-  Value e = fma(-q, d, x);
-  Value keep = e == 0.0;
-  if (mayOverflow)
-    keep = keep | (abs(q) > double(std::numeric_limits<float>::max()));
-  return where(keep, q, fma(e, reciprocal, q));
+  Value negatedRemainder = fma(q, d, -x);
+  Value quotient = fma(-negatedRemainder, reciprocal, q);
+  if (!mayOverflow)
+    return quotient;
+  return where(abs(q) > double(std::numeric_limits<float>::max()), q, quotient);
 }
 
 Value RowQuantizer::quantized(Value x, Value scale) const {

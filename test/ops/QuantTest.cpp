@@ -58,9 +58,12 @@ TEST_P(QuantTest, MatchesReferenceBitForBit) {
   std::normal_distribution<float> value(0.f, 3.f);
   int64_t stride = n + 3;
   HostBuffer input(inType, m * stride);
+  // Row 4 is all zero; zeros of both signs everywhere (e4m3fn codes keep the sign).
   for (int64_t r = 0; r < m; ++r)
-    for (int64_t c = 0; c < stride; ++c)
-      input.set(r * stride + c, r % 5 == 4 ? 0.f : value(rng) * (c % 17 == 0 ? 8.f : 1.f)); // row 4: all zero
+    for (int64_t c = 0; c < stride; ++c) {
+      float zero = c % 2 ? -0.f : 0.f;
+      input.set(r * stride + c, r % 5 == 4 || c % 29 == 7 ? zero : value(rng) * (c % 17 == 0 ? 8.f : 1.f));
+    }
   std::vector<uint8_t> out(m * stride, 0x7f);
   int64_t scaleCount = mode == QuantScheme::PerGroup ? m * (n / group) : mode == QuantScheme::PerToken ? m : 1;
   std::vector<float> scales(scaleCount, NAN);
