@@ -2503,19 +2503,21 @@ struct FpConvertLowering : GpuPattern<FpConvertOp> {
     bool pairwise = !ctx.amd && op.getSaturate() && op.getRounding() == RoundingMode::rtne &&
                     isa<Float8E4M3FNType, Float8E5M2Type>(target) && sources.size() % 2 == 0 &&
                     getElementTypeOrSelf(op.getSource().getType()).isF32();
-    for (size_t i = 0; i < sources.size(); i += pairwise ? 2 : 1) {
-      if (!pairwise) {
-        elements.push_back(convert(sources[i]));
-        continue;
-      }
-      // The first operand lands in the high byte: element i + 1 goes first.
-      Value pair = NVVM::ConvertF32x2ToF8x2Op::create(
-          rw, loc, VectorType::get({2}, rw.getI8Type()), sources[i + 1], sources[i], NVVM::FPRoundingMode::RN,
-          NVVM::SaturationMode::SATFINITE, /*relu=*/false, target);
-      for (int64_t half = 0; half < 2; ++half)
-        elements.push_back(arith::BitcastOp::create(rw, loc, target, extract(rw, loc, pair, half)));
+    if (!pairwise) {
+      for (Value source : sources)
+        elements.push_back(convert(source));
+      rw.replaceOp(op, fromElements(rw, loc, vectorType, elements));
+      return success();
     }
-    rw.replaceOp(op, fromElements(rw, loc, vectorType, elements));
+    // Each pair is one 16-bit register, element i in the low byte (the instruction's first
+    // operand lands in the high byte); the registers are reinterpreted as bytes as a whole,
+    // so the pairs are packed into words without per-byte extracts and shifts.
+    for (size_t i = 0; i < sources.size(); i += 2)
+      elements.push_back(NVVM::ConvertF32x2ToF8x2Op::create(rw, loc, rw.getI16Type(), sources[i + 1], sources[i],
+                                                            NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE,
+                                                            /*relu=*/false, target));
+    auto pairs = fromElements(rw, loc, VectorType::get({int64_t(elements.size())}, rw.getI16Type()), elements);
+    rw.replaceOp(op, vector::BitCastOp::create(rw, loc, vectorType, pairs));
     return success();
   }
 };
