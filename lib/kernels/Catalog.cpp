@@ -19,13 +19,15 @@ using namespace wavetile::ops;
 const char *wavetile::ops::opCatalogHelp() {
   return "rmsnorm2d_fwd:DTYPE:N[:gemma][:t5][:a16], rmsnorm2d_fwd_with_add:DTYPE:N[:gemma][:t5][:a16], "
          "layernorm2d_fwd[_with_add]:DTYPE:N[:a16], "
-         "rmsnorm2d_fwd[_with_add]_dynamicquant:DTYPE:N[:t5][:QUANT][:a16], "
+         "rmsnorm2d_fwd[_with_add]_dynamicquant:DTYPE:N[:t5][:QUANT][:a16] (norms: [:rows=many], the kernel for "
+         "launches over many rows), "
          "dynamic_per_token_scaled_quant|static_per_tensor_quant|dynamic_per_tensor_quant:DTYPE:N[:out=...][:a16], "
          "dynamic_per_group_scaled_quant:DTYPE:N:group=32|64|128[:QUANT][:a16] (QUANT: out=f8E4M3FN|f8E4M3FNUZ|i8 "
          "(default f8E4M3FN) or out=f4E2M1FN:group=32[:round=0-3][:shuffle] for MXFP4, group=G per group), "
          "silu_and_mul|gelu_and_mul|gelu_tanh_and_mul|swiglu:DTYPE:D[:a16] (D the output width), "
          "dequant:DTYPE:N:in=f8E4M3FN|f8E4M3FNUZ|i8|f4E2M1FN[:token|:tensor|:group=G][:a16] (DTYPE the output), "
-         "gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..][:skinny]"
+         "gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..][:"
+         "skinny]"
          "[:a16], "
          "gemm_a8w8:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ|i8[:token][:channel][:bias][:bm=..]...[:a16], "
          "gemm_a8w8_blockscale:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ[:bm=..]...[:a16], gemm_a4w4:OUT:K:n=N[:bias]..., "
@@ -116,6 +118,7 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     norm.gemma = rms && takeFlag("gemma");
     norm.modelSensitive = rms && takeFlag("t5");
     norm.vectorAligned = takeFlag("a16");
+    norm.manyRows = takeFlag("rows=many");
     norm.warpSize = OpRuntime::warpSizeOf(target);
     norm.sequentialReductions = target == "host";
     if (flags.empty())
@@ -127,6 +130,7 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     if (!parseQuantFlags(flags, *norm.quant, hidden, error))
       return fail(*error);
     norm.vectorAligned = takeFlag("a16");
+    norm.manyRows = takeFlag("rows=many");
     norm.warpSize = OpRuntime::warpSizeOf(target);
     norm.sequentialReductions = target == "host";
     if (flags.empty())

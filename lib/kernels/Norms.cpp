@@ -30,7 +30,8 @@ std::string NormSpec::name() const {
 std::string NormSpec::key() const {
   return name() + "/" + dtypeName(dtype) + "/n" + std::to_string(hidden) + (gemma ? "/gemma" : "") +
          (modelSensitive ? "/t5" : "") + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") +
-         (within2GiB ? "" : "/far") + (sequentialReductions ? "/seq" : "") + (quant ? "/" + quant->key() : "") + (xBias ? "/x_bias" : "");
+         (within2GiB ? "" : "/far") + (sequentialReductions ? "/seq" : "") + (quant ? "/" + quant->key() : "") +
+         (xBias ? "/x_bias" : "") + (manyRows ? "/rows=many" : "");
 }
 
 std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::string *error) {
@@ -44,7 +45,7 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
   ModuleBuilder mb;
   {
     KernelOptions options; // one program per row
-    options.numWarps = rowWarps(block, spec.dtype, spec.warpSize);
+    options.numWarps = rowWarps(block, spec.dtype, spec.warpSize, spec.manyRows ? 64 : 32);
     auto k = mb.kernel(spec.name(), options);
     k.param("BLOCK", block);
     const DType dt = spec.dtype;
@@ -244,6 +245,7 @@ bool launchNorm(OpRuntime &rt, NormSpec spec, const TensorRef &out, const Tensor
       tensors.push_back(t);
   spec.warpSize = rt.warpSize();
   spec.sequentialReductions = rt.target() == "host";
+  spec.manyRows = m >= kManyNormRows;
   // Scales are written element by element: their alignment does not matter.
   spec.vectorAligned = vectorAligned(tensors);
   if (yscale)

@@ -17,10 +17,10 @@ inline int64_t powerOfTwoAtLeast(int64_t n) {
 }
 
 /// Warps for a program that holds one row chunk of `block` elements of `dtype`: threads
-/// enough that each holds two 16-byte vectors (more threads per row measured slower on the
-/// H200 at N = 4096), at most 512.
-inline int rowWarps(int64_t block, DType dtype, int64_t warpSize) {
-  return int(std::clamp<int64_t>(block * (dsl::bitWidth(dtype) / 8) / 32, warpSize, 512) / warpSize);
+/// enough that each holds `bytesPerThread` of it (by default two 16-byte vectors: more
+/// threads per row measured slower on the H200 at N = 4096), at most 512.
+inline int rowWarps(int64_t block, DType dtype, int64_t warpSize, int64_t bytesPerThread = 32) {
+  return int(std::clamp<int64_t>(block * (dsl::bitWidth(dtype) / 8) / bytesPerThread, warpSize, 512) / warpSize);
 }
 
 } // namespace wavetile::ops

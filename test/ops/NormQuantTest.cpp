@@ -11,6 +11,7 @@
 
 #include "wavetile/ops/Norms.h"
 
+#include <cstring>
 #include <gtest/gtest.h>
 
 #include <random>
@@ -95,8 +96,30 @@ TEST_P(NormQuantTest, EqualsNormThenQuantization) {
         return int64_t(i);
     return int64_t(-1);
   };
-  EXPECT_EQ(firstDifference(out, out2), -1) << "quantized outputs differ";
-  EXPECT_EQ(firstDifference(scales, scales2), -1) << "scales differ";
+  if (rt.target() == "host" || mx) {
+    EXPECT_EQ(firstDifference(out, out2), -1) << "quantized outputs differ";
+    EXPECT_EQ(firstDifference(scales, scales2), -1) << "scales differ";
+  } else {
+    // A GPU kernel's layout decides the order of its row sums, and the fused kernel's
+    // follows its quantized output: a norm output may round the other way, its row's scale
+    // move by that rounding and its code by one step (sign and magnitude, or int8 value).
+    const double rounding = c.in == DType::f32 ? 0x1p-20 : 0x1p-7;
+    int64_t bad = 0;
+    for (size_t i = 0; i < scales.size(); i += 4) {
+      float got, want;
+      std::memcpy(&got, &scales[i], 4);
+      std::memcpy(&want, &scales2[i], 4);
+      if (std::abs(got - want) > rounding * std::abs(want) && bad++ < 5)
+        ADD_FAILURE() << "scale " << i / 4 << " = " << got << ", composed " << want;
+    }
+    auto step = [&](uint8_t code) {
+      return c.out == DType::i8 ? int(int8_t(code)) : (code & 0x80 ? -1 : 1) * int(code & 0x7f);
+    };
+    for (size_t i = 0; i < out.size(); ++i)
+      if (std::abs(step(out[i]) - step(out2[i])) > 1 && bad++ < 5)
+        ADD_FAILURE() << "code " << i << " = " << int(out[i]) << ", composed " << int(out2[i]);
+    EXPECT_EQ(bad, 0);
+  }
   if (c.withAdd)
     for (int64_t r = 0; r < m; ++r)
       for (int64_t col = 0; col < n; ++col)
@@ -111,7 +134,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{DType::f32, DType::i8, 2, 96, 32, false, false, false},
                       Case{DType::bf16, DType::f4E2M1FN, 7, 4096, 32, true, false, false},
                       Case{DType::bf16, DType::f4E2M1FN, 33, 96, 32, false, false, true},
-                      Case{DType::f16, DType::f4E2M1FN, 2, 17000, 32, false, true, true}),
+                      Case{DType::f16, DType::f4E2M1FN, 2, 17000, 32, false, true, true},
+                      // kManyNormRows rows or more: 64 bytes per thread.
+                      Case{DType::f32, DType::f8E4M3FN, kManyNormRows, 300, 0, false, false, false}),
     [](const auto &info) {
       const Case &c = info.param;
       return std::string(dsl::dtypeName(c.in)) + "_to_" + dsl::dtypeName(c.out) + "_" + std::to_string(c.m) + "x" +

@@ -136,10 +136,12 @@ TEST_P(RmsNormTest, LayerNormFusedAdd) { check(true, false, false, true); }
 
 // The row and hidden sizes: tails everywhere, one row of 65537 (two-pass).
 INSTANTIATE_TEST_SUITE_P(Host, RmsNormTest,
-                         ::testing::Values(Case{1, 1, DType::bf16}, Case{3, 31, DType::f16}, Case{127, 4096, DType::bf16},
-                                           Case{3, 5120, DType::f32}, Case{1000, 31, DType::bf16},
-                                           Case{2, 65537, DType::bf16}, Case{1, 65537, DType::f32},
-                                           Case{5, 12289, DType::f16}),
+                         ::testing::Values(Case{1, 1, DType::bf16}, Case{3, 31, DType::f16},
+                                           Case{127, 4096, DType::bf16}, Case{3, 5120, DType::f32},
+                                           Case{1000, 31, DType::bf16}, Case{2, 65537, DType::bf16},
+                                           Case{1, 65537, DType::f32}, Case{5, 12289, DType::f16},
+                                           // kManyNormRows rows or more: 64 bytes per thread.
+                                           Case{kManyNormRows, 300, DType::f32}),
                          [](const auto &info) {
                            return std::string(dtypeName(info.param.dtype)) + "_" + std::to_string(info.param.m) + "x" +
                                   std::to_string(info.param.n);

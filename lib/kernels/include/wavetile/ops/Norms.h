@@ -73,11 +73,17 @@ struct NormSpec {
   bool sequentialReductions = false; // the host: LayerNorm corrects its first mean
   std::optional<RowQuant> quant;      // the output quantized (RMSNorm)
   bool xBias = false;                 // LayerNorm: x_bias added to the input first
+  /// Launched over many rows (kManyNormRows or more): each thread holds 64 bytes of its row
+  /// instead of 32, fewer instructions per element where the issue rate, not the latency
+  /// of one row, bounds the kernel.
+  bool manyRows = false;
   /// The op and kernel name ("rmsnorm2d_fwd_with_add", ...).
   std::string name() const;
   std::string key() const;
 };
 std::unique_ptr<Module> buildNorm(const NormSpec &spec, std::string *error);
+/// Rows from which a launch uses the NormSpec::manyRows kernel.
+constexpr int64_t kManyNormRows = 4096;
 
 } // namespace wavetile::ops
 
