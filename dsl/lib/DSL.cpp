@@ -624,6 +624,20 @@ Value wavetile::dsl::rsqrt(Operand x) { return unaryFloat<mlir::math::RsqrtOp>(x
 Value wavetile::dsl::tanh(Operand x) { return unaryFloat<mlir::math::TanhOp>(x, "tanh"); }
 Value wavetile::dsl::erf(Operand x) { return unaryFloat<mlir::math::ErfOp>(x, "erf"); }
 Value wavetile::dsl::floor(Operand x) { return unaryFloat<mlir::math::FloorOp>(x, "floor"); }
+Value wavetile::dsl::approximateReciprocal(Operand x) {
+  Value v = resolve(x, std::nullopt);
+  if (!v.valid())
+    return v;
+  if (!isFloat(v.dtype()))
+    return fail(x.loc,
+                std::string("approximateReciprocal needs a floating-point operand, got ") + dtypeName(v.dtype()));
+  Value quotient = Operand(1.0, x.loc) / Operand(v, x.loc);
+  // 'afn' lets the backends divide with their reciprocal instruction.
+  if (quotient.valid())
+    unwrap(quotient).getDefiningOp<ma::DivFOp>().setFastmath(ma::FastMathFlags::afn);
+  return quotient;
+}
+
 Value wavetile::dsl::abs(Operand x) {
   Value v = resolve(x, std::nullopt);
   if (!v.valid())

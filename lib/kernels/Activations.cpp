@@ -59,7 +59,9 @@ std::unique_ptr<Module> wavetile::ops::buildGatedActivation(const GatedActivatio
     Value c = programId(1) * block + arange(0, block);
     Value g = load(input, {row, c}).to(DType::f32);
     Value up = load(input, {row, c + d}).to(DType::f32);
-    auto sigmoid = [](Value x) { return 1.0 / (1.0 + exp(-x)); };
+    // The reciprocal instruction's rounding (1 ulp) instead of a division's: the gate's
+    // sigmoid feeds a product rounded to the output dtype.
+    auto sigmoid = [](Value x) { return approximateReciprocal(1.0 + exp(-x)); };
     Value y;
     switch (spec.kind) {
     case GatedActivation::Silu:

@@ -2055,6 +2055,7 @@ TEST_F(HostOps, ElementwiseOpsMatchCpp) {
     put(of, secF, "exp2", exp2(x * 0.01));
     put(of, secF, "log", log(abs(x) + 0.5));
     put(of, secF, "rsqrt", rsqrt(abs(x) + 0.5));
+    put(of, secF, "reciprocal", approximateReciprocal(x));
     put(of, secF, "tanh", tanh(x * 0.01));
     put(of, secF, "erf", erf(x * 0.01));
     put(of, secF, "bf16roundtrip", x.to(DType::bf16).to(DType::f32));
@@ -2161,6 +2162,7 @@ TEST_F(HostOps, ElementwiseOpsMatchCpp) {
     approx("exp2", std::exp2(double(x100)));
     approx("log", std::log(double(std::fabs(x) + 0.5f)));
     approx("rsqrt", 1 / std::sqrt(double(std::fabs(x) + 0.5f)));
+    approx("reciprocal", double(1.0f / x)); // overflows to inf where f32 does
     approx("tanh", std::tanh(double(x100)));
     approx("erf", std::erf(double(x100)));
     wantF["bf16roundtrip"].push_back(fromHalf(kBF16, toHalf(kBF16, x)));

@@ -140,6 +140,10 @@ Value exp2(Operand x);
 Value log(Operand x);
 Value sqrt(Operand x);
 Value rsqrt(Operand x);
+/// 1 / x for floats, rounded as the target's reciprocal instruction does: within 1 ulp on
+/// GPUs (NVIDIA rcp.approx.f32, CDNA v_rcp_f32, one instruction instead of a division's
+/// refinement and slow path); on the host the exact quotient. For values that tolerate it.
+Value approximateReciprocal(Operand x);
 Value abs(Operand x);
 Value tanh(Operand x);
 Value erf(Operand x);
