@@ -145,15 +145,22 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{DType::f16, DType::f16, 2, 2, 2, 96, 48, RotateStyle::GptJ, false, false, 2},
                       Case{DType::bf16, DType::f32, 1, 2, 40, 128, 64, RotateStyle::NeoX, true, false, 1}, // chunks
                       Case{DType::bf16, DType::f32, 3, 2, 8, 64, 32, RotateStyle::NeoX, false, false, 1, 2},
+                      // Two programs per token for x, one of them masked off for y.
+                      Case{DType::bf16, DType::f32, 2, 2, 40, 128, 64, RotateStyle::NeoX, true, false, 1, 3},
+                      // 512 tokens: one program walks both chunks of a token.
+                      Case{DType::bf16, DType::f32, 256, 2, 40, 128, 64, RotateStyle::NeoX, true, false, 1, 3},
                       Case{DType::f16, DType::f32, 2, 2, 4, 64, 16, RotateStyle::GptJ, true, true, 2, 1},
                       Case{DType::bf16, DType::bf16, 3, 2, 4, 128, 64, RotateStyle::NeoX, true, false, 1, 1, true},
                       Case{DType::f32, DType::f32, 2, 3, 3, 64, 64, RotateStyle::GptJ, false, false, 0, 0, true}),
     [](const auto &info) {
       const Case &c = info.param;
-      return std::string(dsl::dtypeName(c.dtype)) + "_" + (c.style == RotateStyle::NeoX ? "neox" : "gptj") + "_h" +
-             std::to_string(c.h) + (c.secondHeads ? "x" + std::to_string(c.secondHeads) : "") + "_d" +
-             std::to_string(c.d) + "_f" + std::to_string(c.f) + (c.reuse ? "_reuse" : "") +
-             (c.nopeFirst ? "_nope_first" : "") + (c.positions == 2 ? "_offsets" : c.positions ? "_positions" : "") +
+      return std::string(dsl::dtypeName(c.dtype)) + "_" + std::to_string(c.s * c.b) + "_tokens_" +
+             (c.style == RotateStyle::NeoX ? "neox" : "gptj") + "_h" + std::to_string(c.h) +
+             (c.secondHeads ? "x" + std::to_string(c.secondHeads) : "") + "_d" + std::to_string(c.d) + "_f" +
+             std::to_string(c.f) + (c.reuse ? "_reuse" : "") + (c.nopeFirst ? "_nope_first" : "") +
+             (c.positions == 2 ? "_offsets"
+              : c.positions    ? "_positions"
+                               : "") +
              (c.inPlace ? "_in_place" : "");
     });
 

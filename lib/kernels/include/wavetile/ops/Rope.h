@@ -56,6 +56,10 @@ struct RopeSpec {
   int64_t warpSize = 32;
   bool vectorAligned = false, within2GiB = true;
   int64_t rotaryDim() const { return tableDim * (options.reuseFreqsFrontPart ? 2 : 1); }
+  /// A program rotates one token's heads in a chunk of this many (of `heads` heads).
+  int64_t headsPerProgram(int64_t heads) const;
+  /// Chunks per token (of the tensor with more of them).
+  int64_t chunksPerToken() const;
   std::string name() const;
   std::string key() const;
 };
