@@ -103,48 +103,48 @@ std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::stri
     // a tensor with fewer of them than the grid are masked off).
     auto rotate = [&](const Tensor &in, const Tensor &out, int64_t heads) {
       const int64_t chunk = spec.headsPerProgram(heads);
-      forRange(programId(1) * int32_t(chunk), heads, numPrograms(1) * int32_t(chunk), {},
-               [&](Value h0, const std::vector<Value> &) {
-                 Value h = (h0 + arange(0, int32_t(chunk))).expand(1);
-                 // Columns `col` ([1, n]) of the chunk's heads, where `valid`.
-                 auto read = [&](Value col, Value valid) {
-                   std::vector<Operand> index{s, b, h, col};
-                   return load(in.pointer, offsetsOf(in, index), inBounds(in, index) & valid).to(DType::f32);
-                 };
-                 auto write = [&](Value col, Value valid, Value v) {
-                   std::vector<Operand> index{s, b, h, col};
-                   store(out.pointer, offsetsOf(out, index), v.to(dt), inBounds(out, index) & valid);
-                 };
-                 if (spec.options.style == RotateStyle::NeoX) {
-                   // Pairs (j, j + R/2): two half tiles.
-                   Value j = arange(0, int32_t(powerOfTwoAtLeast(half))).expand(0);
-                   Value valid = j < int32_t(half);
-                   Value xa = read(rotaryBase + j, valid), xb = read(rotaryBase + half + j, valid);
-                   Value fb = reuse ? j : half + j;
-                   write(rotaryBase + j, valid, xa * cosAt(j) - xb * sinAt(j));
-                   write(rotaryBase + half + j, valid, xb * cosAt(fb) + xa * sinAt(fb));
-                 } else {
-                   // Pairs (2j, 2j + 1): the tile read whole, split in registers.
-                   const int64_t columns = powerOfTwoAtLeast(r), pairs = columns / 2;
-                   Value c = arange(0, int32_t(columns)).expand(0);
-                   Value valid = c < int32_t(r);
-                   Value both = read(rotaryBase + c, valid).reshape({chunk, pairs, 2});
-                   Value e = arange(0, 2).expand(0).expand(0);
-                   Value xa = where(e == 0, both, 0.0).sum(2), xb = where(e == 1, both, 0.0).sum(2);
-                   Value j = arange(0, int32_t(pairs)).expand(0);
-                   Value fa = reuse ? j : 2 * j, fb = reuse ? j : 2 * j + 1;
-                   Value ya = (xa * cosAt(fa) - xb * sinAt(fa)).expand(2).broadcastTo({chunk, pairs, 2});
-                   Value yb = (xb * cosAt(fb) + xa * sinAt(fb)).expand(2).broadcastTo({chunk, pairs, 2});
-                   write(rotaryBase + c, valid, where(e == 0, ya, yb).reshape({chunk, columns}));
-                 }
-                 if (pass > 0) {
-                   Value p = arange(0, int32_t(powerOfTwoAtLeast(pass))).expand(0);
-                   Value valid = p < int32_t(pass);
-                   std::vector<Operand> from{s, b, h, passBase + p};
-                   write(passBase + p, valid, load(in.pointer, offsetsOf(in, from), inBounds(in, from) & valid));
-                 }
-                 return std::vector<Value>{};
-               });
+      auto rotateChunk = [&](Value h0, const std::vector<Value> &) {
+        Value h = (h0 + arange(0, int32_t(chunk))).expand(1);
+        // Columns `col` ([1, n]) of the chunk's heads, where `valid`.
+        auto read = [&](Value col, Value valid) {
+          std::vector<Operand> index{s, b, h, col};
+          return load(in.pointer, offsetsOf(in, index), inBounds(in, index) & valid).to(DType::f32);
+        };
+        auto write = [&](Value col, Value valid, Value v) {
+          std::vector<Operand> index{s, b, h, col};
+          store(out.pointer, offsetsOf(out, index), v.to(dt), inBounds(out, index) & valid);
+        };
+        if (spec.options.style == RotateStyle::NeoX) {
+          // Pairs (j, j + R/2): two half tiles.
+          Value j = arange(0, int32_t(powerOfTwoAtLeast(half))).expand(0);
+          Value valid = j < int32_t(half);
+          Value xa = read(rotaryBase + j, valid), xb = read(rotaryBase + half + j, valid);
+          Value fb = reuse ? j : half + j;
+          write(rotaryBase + j, valid, xa * cosAt(j) - xb * sinAt(j));
+          write(rotaryBase + half + j, valid, xb * cosAt(fb) + xa * sinAt(fb));
+        } else {
+          // Pairs (2j, 2j + 1): the tile read whole, split in registers.
+          const int64_t columns = powerOfTwoAtLeast(r), pairs = columns / 2;
+          Value c = arange(0, int32_t(columns)).expand(0);
+          Value valid = c < int32_t(r);
+          Value both = read(rotaryBase + c, valid).reshape({chunk, pairs, 2});
+          Value e = arange(0, 2).expand(0).expand(0);
+          Value xa = where(e == 0, both, 0.0).sum(2), xb = where(e == 1, both, 0.0).sum(2);
+          Value j = arange(0, int32_t(pairs)).expand(0);
+          Value fa = reuse ? j : 2 * j, fb = reuse ? j : 2 * j + 1;
+          Value ya = (xa * cosAt(fa) - xb * sinAt(fa)).expand(2).broadcastTo({chunk, pairs, 2});
+          Value yb = (xb * cosAt(fb) + xa * sinAt(fb)).expand(2).broadcastTo({chunk, pairs, 2});
+          write(rotaryBase + c, valid, where(e == 0, ya, yb).reshape({chunk, columns}));
+        }
+        if (pass > 0) {
+          Value p = arange(0, int32_t(powerOfTwoAtLeast(pass))).expand(0);
+          Value valid = p < int32_t(pass);
+          std::vector<Operand> from{s, b, h, passBase + p};
+          write(passBase + p, valid, load(in.pointer, offsetsOf(in, from), inBounds(in, from) & valid));
+        }
+        return std::vector<Value>{};
+      };
+      forRange(programId(1) * int32_t(chunk), heads, numPrograms(1) * int32_t(chunk), {}, rotateChunk);
     };
     rotate(x, outX, spec.heads);
     if (y)
