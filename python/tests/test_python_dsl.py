@@ -52,6 +52,21 @@ def test_vector_add_on_the_host():
     assert np.isnan(out[n:]).all()
 
 
+def test_approximate_reciprocal_on_the_host_and_in_the_ir():
+    @wt.kernel
+    def reciprocal(x: wt.pointer[wt.f32], out: wt.pointer[wt.f32], n: wt.i32):
+        offsets = wt.arange(0, 256)
+        wt.store(out, offsets, wt.approximate_reciprocal(wt.load(x, offsets, offsets < n)), offsets < n)
+
+    n = 200
+    x = rng().standard_normal(n).astype(np.float32)
+    out = np.full(n + 3, np.nan, np.float32)
+    reciprocal[(1,)](x, out, n)
+    np.testing.assert_array_equal(out[:n], np.float32(1) / x)  # the host divides exactly
+    assert np.isnan(out[n:]).all()
+    assert "arith.divf" in reciprocal.ir() and "fastmath<afn>" in reciprocal.ir()
+
+
 def test_repeated_launches_take_the_fast_path():
     r = rng()
     n = 3000

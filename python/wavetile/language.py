@@ -74,4 +74,6 @@ maximum = _C.maximum
 minimum = _C.minimum
 where = _C.where
 exp, exp2, log, sqrt, rsqrt = _C.exp, _C.exp2, _C.log, _C.sqrt, _C.rsqrt
+# 1/x by the GPU's reciprocal instruction (within 1 ulp, no branch); exact on the host.
+approximate_reciprocal = _C.approximate_reciprocal
 abs, tanh, erf, floor = _C.abs, _C.tanh, _C.erf, _C.floor
