@@ -18,6 +18,8 @@
 #ifndef WAVETILE_CONVERSION_TILETOGPU_DIRECTTOLDS_H
 #define WAVETILE_CONVERSION_TILETOGPU_DIRECTTOLDS_H
 
+#include "wavetile/Dialect/Tile/IR/IndexArith.h"
+
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -25,17 +27,6 @@
 #include <optional>
 
 namespace wavetile {
-
-/// Index arithmetic at compile time; formulas templated over it and over IR-emitting
-/// arithmetic are written once and evaluated both ways.
-struct ConstantArith {
-  int64_t constant(int64_t v) const { return v; }
-  int64_t add(int64_t x, int64_t y) const { return x + y; }
-  int64_t mul(int64_t x, int64_t y) const { return x * y; }
-  int64_t div(int64_t x, int64_t y) const { return x / y; }
-  int64_t rem(int64_t x, int64_t y) const { return x % y; }
-  int64_t bitXor(int64_t x, int64_t y) const { return x ^ y; }
-};
 
 namespace direct_lds {
 

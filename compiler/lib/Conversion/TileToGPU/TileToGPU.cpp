@@ -339,7 +339,7 @@ Value threadBase(OpBuilder &b, Location loc, const KernelContext &ctx, const Blo
 }
 
 /// Unsigned i32 arithmetic emitted as IR. Index formulas that are also evaluated at compile
-/// time (ConstantArith, to prove accesses contiguous or aligned) are written once as
+/// time (ConstantArith in IndexArith.h, to prove accesses contiguous or aligned) are written once as
 /// templates over both.
 struct IRArith {
   OpBuilder &b;
@@ -381,16 +381,10 @@ SmallVector<SmallVector<Value>> mmaCoordinates(OpBuilder &b, Location loc, const
                               : i32Const(b, loc, repIndex);
       return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, block, i32Const(b, loc, extent)), within);
     };
-    // K of A (columns) and B (rows), with K steps packed (MmaGeometry::kStepStart).
-    auto tileK = [&](Value k, int64_t step) -> Value {
-      IRArith a{b, loc};
-      int64_t v = g.valuesPerLane();
-      Value within =
-          g.kPack == 1 ? k : a.add(a.mul(a.div(k, a.constant(v)), a.constant(g.kPack * v)), a.rem(k, a.constant(v)));
-      return a.add(a.constant(g.kStepStart(step)), within);
-    };
-    Value tileRow = g.operand == 1 ? tileK(row, r0) : place(row, r0, wi, g.warpsM, g.atomRows);
-    Value tileCol = g.operand == 0 ? tileK(col, r1) : place(col, r1, wj, g.warpsN, g.atomCols);
+    // K of A (columns) and B (rows), with K steps packed.
+    IRArith a{b, loc};
+    Value tileRow = g.operand == 1 ? g.tileK(a, row, r0) : place(row, r0, wi, g.warpsM, g.atomRows);
+    Value tileCol = g.operand == 0 ? g.tileK(a, col, r1) : place(col, r1, wj, g.warpsN, g.atomCols);
     if (g.transposed)
       std::swap(tileRow, tileCol);
     result.push_back({tileRow, tileCol});

@@ -168,15 +168,11 @@ std::pair<int64_t, int64_t> MmaGeometry::operandCoordinate(int64_t reg, int64_t 
   int64_t wi = warp % warpsM, wj = warp / warpsM;
   // K (the atom's column for A, row for B): with kPack steps packed, each lane's runs of
   // those steps lie side by side.
-  auto tileK = [&](int64_t step, int64_t k) {
-    int64_t v = valuesPerLane();
-    return kStepStart(step) + k / v * kPack * v + k % v;
-  };
   switch (operand) {
   case 0: // A: rows follow warps along M, columns are K steps
-    return {(r0 * warpsM + wi) * atomRows + row, tileK(r1, col)};
+    return {(r0 * warpsM + wi) * atomRows + row, tileK(ConstantArith{}, col, r1)};
   case 1: // B: rows are K steps, columns follow warps along N
-    return {tileK(r0, row), (r1 * warpsN + wj) * atomCols + col};
+    return {tileK(ConstantArith{}, row, r0), (r1 * warpsN + wj) * atomCols + col};
   default:
     return {(r0 * warpsM + wi) * atomRows + row, (r1 * warpsN + wj) * atomCols + col};
   }

@@ -13,6 +13,7 @@
 #define WAVETILE_DIALECT_TILE_IR_DISTRIBUTION_H
 
 #include "wavetile/Atoms/AtomTable.h"
+#include "wavetile/Dialect/Tile/IR/IndexArith.h"
 #include "wavetile/Dialect/Tile/IR/TileDialect.h"
 
 namespace wavetile::tile {
@@ -79,8 +80,14 @@ struct MmaGeometry {
   int64_t elementsPerThread() const { return reps[0] * reps[1] * valuesPerLane(); }
   int64_t warpSize() const { return map->lanes; }
   int64_t numWarps() const { return warpsM * warpsN; }
-  /// A/B: the tile K of atom K `k` in K step `step` is kStepStart(step) + (k / v) * kPack * v
-  /// + k % v, v the values per lane (with kPack 1: step * atomK + k).
+  /// A/B: the tile K of atom K `k` in K step `step`, kStepStart(step) + (k / v) * kPack * v
+  /// + k % v with v the values per lane (kPack 1: step * atomK + k); `k` is a constant or
+  /// emitted IR, as `a` (IndexArith.h) computes.
+  template <typename Arith, typename T> T tileK(const Arith &a, T k, int64_t step) const {
+    int64_t v = valuesPerLane();
+    T within = kPack == 1 ? k : a.add(a.mul(a.div(k, a.constant(v)), a.constant(kPack * v)), a.rem(k, a.constant(v)));
+    return a.add(a.constant(kStepStart(step)), within);
+  }
   int64_t kStepStart(int64_t step) const {
     int64_t atomK = operand == 0 ? atomCols : atomRows;
     return step / kPack * kPack * atomK + step % kPack * valuesPerLane();
