@@ -110,17 +110,21 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     flags.erase(it);
     return true;
   };
+  // Every norm's common flags and the target's facts; whether no unknown flag is left.
+  auto takeNormFlags = [&](NormSpec &norm) {
+    norm.vectorAligned = takeFlag("a16");
+    norm.manyRows = takeFlag("rows=many");
+    norm.warpSize = OpRuntime::warpSizeOf(target);
+    norm.sequentialReductions = target == "host";
+    return flags.empty();
+  };
   std::unique_ptr<Module> module;
   bool rms = parts[0].starts_with("rmsnorm2d_fwd"), layer = parts[0].starts_with("layernorm2d_fwd");
   if ((rms || layer) && (parts[0].ends_with("_fwd") || parts[0].ends_with("_fwd_with_add"))) {
     NormSpec norm{rms ? NormKind::RMS : NormKind::Layer, *dtype, hidden, parts[0].ends_with("_with_add")};
     norm.gemma = rms && takeFlag("gemma");
     norm.modelSensitive = rms && takeFlag("t5");
-    norm.vectorAligned = takeFlag("a16");
-    norm.manyRows = takeFlag("rows=many");
-    norm.warpSize = OpRuntime::warpSizeOf(target);
-    norm.sequentialReductions = target == "host";
-    if (flags.empty())
+    if (takeNormFlags(norm))
       return buildNorm(norm, error);
   } else if (parts[0] == "rmsnorm2d_fwd_with_dynamicquant" || parts[0] == "rmsnorm2d_fwd_with_add_dynamicquant") {
     NormSpec norm{NormKind::RMS, *dtype, hidden, parts[0].find("_with_add") != std::string_view::npos};
@@ -128,11 +132,7 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     norm.quant = RowQuant{QuantScheme::PerToken};
     if (!parseQuantFlags(flags, *norm.quant, hidden, error))
       return fail(*error);
-    norm.vectorAligned = takeFlag("a16");
-    norm.manyRows = takeFlag("rows=many");
-    norm.warpSize = OpRuntime::warpSizeOf(target);
-    norm.sequentialReductions = target == "host";
-    if (flags.empty())
+    if (takeNormFlags(norm))
       return buildNorm(norm, error);
   } else if (parts[0] == "dynamic_per_token_scaled_quant" || parts[0] == "dynamic_per_group_scaled_quant" ||
              parts[0] == "static_per_tensor_quant" || parts[0] == "dynamic_per_tensor_quant") {
