@@ -8,7 +8,9 @@
 // agree on every lane.
 //
 // Block-scaled MFMA atoms (every format pairing, both shapes) run the same way with e8m0
-// scales. Not covered: wgmma (sm_90a; the compiler emits none yet).
+// scales. wgmma atoms (sm_90a) read their operands from shared memory, so a single dot of
+// loaded tiles does not reach them: the GEMM op tests run them through the emulated sm_90a
+// device instead (test/CMakeLists.txt, OpsTest-emulated-sm_90a-gemm).
 
 #include "wavetile/Atoms/AtomTable.h"
 #include "wavetile/Emulator.h"

@@ -107,13 +107,21 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{DType::bf16, DType::f16, 2, 96, 2048, true, std::nullopt}, // default splits K
                       Case{DType::bf16, DType::f32, 1, 100, 300, true, skinny(1, 16, 256, 1)},
                       Case{DType::f16, DType::bf16, 3, 70, 1000, false, skinny(4, 16, 128, 2)},
-                      Case{DType::bf16, DType::bf16, 13, 33, 96, true, skinny(16, 8, 64, 1)}),
+                      Case{DType::bf16, DType::bf16, 13, 33, 96, true, skinny(16, 8, 64, 1)},
+                      // sm_90a wgmma (tiles that fit every target's shared memory): two warpgroups,
+                      // 64-byte swizzle, every dimension a tail; two 64-row blocks per warpgroup;
+                      // the m64n128 instruction
+                      Case{DType::bf16, DType::bf16, 130, 300, 200, true, config(128, 64, 32, 2, 8, 1)},
+                      Case{DType::f16, DType::f32, 200, 130, 96, false, config(128, 64, 32, 2, 4, 1)},
+                      Case{DType::bf16, DType::f32, 70, 260, 136, true, config(64, 128, 32, 2, 4, 1)}),
     [](const auto &info) {
       const Case &c = info.param;
       return std::string(dsl::dtypeName(c.in)) + "_to_" + dsl::dtypeName(c.out) + "_" + std::to_string(c.m) + "x" +
              std::to_string(c.n) + "x" + std::to_string(c.k) + (c.bias ? "_bias" : "") +
              (c.oddStrides ? "" : "_aligned") +
-             (c.config ? "_split" + std::to_string(c.config->splitK) + (c.config->skinny ? "_skinny" : "")
+             (c.config ? "_" + std::to_string(c.config->blockM) + "x" + std::to_string(c.config->blockN) + "x" +
+                             std::to_string(c.config->blockK) + "_split" + std::to_string(c.config->splitK) +
+                             (c.config->skinny ? "_skinny" : "")
                        : "_default");
     });
 
@@ -141,7 +149,7 @@ TEST(GemmOp, ShippedTablesParseAndHoldValidConfigurations) {
     ASSERT_TRUE(table) << error;
     EXPECT_GT(table->size(), 0u) << op;
     for (const TunedRow &row : table->rows()) {
-      EXPECT_EQ(row.at("target"), "sm_90");
+      EXPECT_TRUE(row.at("target") == "sm_90" || row.at("target") == "sm_90a") << row.at("target");
       EXPECT_TRUE(gemmConfigOf(row, &error)) << op << ": " << error;
     }
   }
@@ -273,6 +281,7 @@ struct ScaledCase {
   int64_t m, n, k;
   bool perToken, perChannel, bias;
   int64_t split;
+  std::optional<GemmConfig> config = std::nullopt; // else the default, or 16x32x32 tiles when splitting
 };
 
 class GemmA8W8Test : public ::testing::TestWithParam<ScaledCase> {};
@@ -297,8 +306,8 @@ TEST_P(GemmA8W8Test, MatchesDoubleReference) {
     bias.set(i, scale(rng) * 10);
   out.poison();
   TensorRef b = TensorRef::contiguous(bias.data(), c.out, {c.n});
-  std::optional<GemmConfig> config;
-  if (c.split > 1)
+  std::optional<GemmConfig> config = c.config;
+  if (!config && c.split > 1)
     config = GemmConfig{16, 32, 32, 2, 4, c.split};
   ASSERT_TRUE(gemm_a8w8(*host.runtime, TensorRef::contiguous(out.data(), c.out, {c.m, c.n}),
                         TensorRef::contiguous(x.data(), c.in, {c.m, c.k}),
@@ -328,19 +337,25 @@ TEST_P(GemmA8W8Test, MatchesDoubleReference) {
   EXPECT_EQ(bad, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Host, GemmA8W8Test,
-    ::testing::Values(ScaledCase{DType::i8, DType::bf16, 3, 100, 130, true, true, true, 1},
-                      ScaledCase{DType::f8E4M3FN, DType::bf16, 17, 70, 96, true, true, false, 1},
-                      ScaledCase{DType::f8E4M3FNUZ, DType::f32, 2, 64, 200, false, false, true, 1},
-                      ScaledCase{DType::i8, DType::f16, 130, 33, 64, false, true, false, 1},
-                      ScaledCase{DType::f8E4M3FN, DType::f32, 5, 40, 500, true, false, true, 3}),
-    [](const auto &info) {
-      const ScaledCase &c = info.param;
-      return std::string(dsl::dtypeName(c.in)) + "_to_" + dsl::dtypeName(c.out) + "_" + std::to_string(c.m) + "x" +
-             std::to_string(c.n) + "x" + std::to_string(c.k) + (c.perToken ? "_token" : "_tensor") +
-             (c.perChannel ? "_channel" : "") + (c.bias ? "_bias" : "") + "_split" + std::to_string(c.split);
-    });
+INSTANTIATE_TEST_SUITE_P(Host, GemmA8W8Test,
+                         ::testing::Values(ScaledCase{DType::i8, DType::bf16, 3, 100, 130, true, true, true, 1},
+                                           ScaledCase{DType::f8E4M3FN, DType::bf16, 17, 70, 96, true, true, false, 1},
+                                           ScaledCase{DType::f8E4M3FNUZ, DType::f32, 2, 64, 200, false, false, true, 1},
+                                           ScaledCase{DType::i8, DType::f16, 130, 33, 64, false, true, false, 1},
+                                           ScaledCase{DType::f8E4M3FN, DType::f32, 5, 40, 500, true, false, true, 3},
+                                           // sm_90a wgmma: 128-byte fp8 rows, and 32-byte rows
+                                           ScaledCase{DType::f8E4M3FN, DType::bf16, 130, 200, 320, true, true, true, 1,
+                                                      GemmConfig{64, 64, 128, 2, 4, 1}},
+                                           ScaledCase{DType::f8E4M3FN, DType::f32, 70, 64, 96, false, true, false, 1,
+                                                      GemmConfig{64, 64, 32, 2, 4, 1}}),
+                         [](const auto &info) {
+                           const ScaledCase &c = info.param;
+                           return std::string(dsl::dtypeName(c.in)) + "_to_" + dsl::dtypeName(c.out) + "_" +
+                                  std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
+                                  (c.perToken ? "_token" : "_tensor") + (c.perChannel ? "_channel" : "") +
+                                  (c.bias ? "_bias" : "") + "_split" + std::to_string(c.split) +
+                                  (c.config ? "_bk" + std::to_string(c.config->blockK) : "");
+                         });
 
 TEST(GemmA8W8Op, RefusesBadScales) {
   std::string error;

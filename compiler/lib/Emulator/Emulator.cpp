@@ -280,8 +280,20 @@ public:
           op = &*lane.next;
           any = true;
         }
-        if (ready && any) {
+        if (ready && any && !isWarpgroupOp(op)) {
           crossLane(op, first, last);
+          progress = true;
+        }
+      }
+      // Warpgroup operations (wgmma): once all 128 threads of four consecutive warps wait
+      // at the same one.
+      for (uint32_t first = 0; first + kWarpgroupThreads <= lanes.size(); first += kWarpgroupThreads) {
+        Operation *op = &*lanes[first].next;
+        bool ready = lanes[first].state == LaneState::AtCrossLane && isWarpgroupOp(op);
+        for (uint32_t t = first; ready && t < first + kWarpgroupThreads; ++t)
+          ready = lanes[t].state == LaneState::AtCrossLane && &*lanes[t].next == op;
+        if (ready) {
+          crossLane(op, first, first + kWarpgroupThreads);
           progress = true;
         }
       }
@@ -1105,7 +1117,8 @@ private:
       return result({(uint32_t(std::popcount(below)) + uint32_t(scalar(lane, mbcnt.getIn1()))) & 0xffffffffu});
     }
     if (isa<ROCDL::DsBpermuteOp, ROCDL::DPPUpdateOp, NVVM::ShflOp, ROCDL::ReadlaneOp, ROCDL::ReadfirstlaneOp,
-            ROCDL::BallotOp, ROCDL::GlobalLoadLDSOp, ROCDL::RawPtrBufferLoadLdsOp, NVVM::LdMatrixOp, NVVM::MmaOp>(op) ||
+            ROCDL::BallotOp, ROCDL::GlobalLoadLDSOp, ROCDL::RawPtrBufferLoadLdsOp, NVVM::LdMatrixOp, NVVM::MmaOp,
+            NVVM::WgmmaMmaAsyncOp>(op) ||
         name.starts_with("rocdl.mfma.") || isMmaIntrinsic(op))
       return Step::CrossLane;
 
@@ -1127,6 +1140,11 @@ private:
     }
     if (isa<NVVM::Barrier0Op, NVVM::BarrierOp>(op))
       return Step::Barrier;
+    // wgmma completes when issued here (its operands are read then), so its fence, commit and
+    // wait order nothing further; neither does the proxy fence before it.
+    if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp, NVVM::FenceProxyOp>(
+            op))
+      return Step::Next;
     if (auto cvt = dyn_cast<NVVM::ConvertF32x2ToF8x2Op>(op))
       return result(convertToFp8x2(lane, cvt));
     if (auto assembly = dyn_cast<LLVM::InlineAsmOp>(op)) {
@@ -1265,6 +1283,8 @@ private:
         ldmatrix(cast<NVVM::LdMatrixOp>(op), first, size, results);
       } else if (isa<NVVM::MmaOp>(op) || isMmaIntrinsic(op)) {
         mmaSync(op, first, size, results);
+      } else if (auto wgmma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
+        warpgroupMma(wgmma, first, size, results);
       } else if (isa<ROCDL::ReadlaneOp, ROCDL::ReadfirstlaneOp>(op)) {
         uint32_t firstActive = 0;
         while (!active(firstActive))
@@ -1290,6 +1310,9 @@ private:
   }
 
   static StringRef name(Operation *op) { return op->getName().getStringRef(); }
+
+  static constexpr uint32_t kWarpgroupThreads = 128;
+  static bool isWarpgroupOp(Operation *op) { return isa<NVVM::WgmmaMmaAsyncOp>(op); }
 
   static bool isMmaIntrinsic(Operation *op) {
     auto call = dyn_cast<LLVM::CallIntrinsicOp>(op);
@@ -1572,6 +1595,90 @@ private:
         out.push_back(std::bit_cast<uint32_t>(float(double(c) + sum)));
       }
       results[lane] = out;
+    }
+  }
+
+  /// The LDS byte of element (row, K byte `kByte`) of a K-major wgmma operand, from its
+  /// matrix descriptor (PTX ISA, "Matrix Descriptor Format" and the K-major shared memory
+  /// layouts): start address (bits 0-13), leading byte offset (16-29) and stride byte
+  /// offset (32-45), all in 16-byte units, base offset (49-51), swizzle mode (62-63: 0 none,
+  /// 1 128-byte, 2 64-byte, 3 32-byte). Without swizzle, 8x16-byte core matrices: rows 16
+  /// bytes apart, core matrices LBO apart along K and SBO apart along rows. Swizzled with
+  /// width W: rows W bytes apart, 8-row groups SBO apart, and address bits [4, 4 + b) XOR
+  /// bits [7, 7 + b), b = log2(W / 16).
+  uint64_t wgmmaOperandByte(uint64_t descriptor, uint32_t row, uint32_t kByte) {
+    const uint64_t start = (descriptor & 0x3fff) << 4, leading = ((descriptor >> 16) & 0x3fff) << 4,
+                   stride = ((descriptor >> 32) & 0x3fff) << 4, mode = descriptor >> 62;
+    if ((descriptor >> 49) & 7)
+      fault("wgmma descriptors with a matrix base offset are not modelled");
+    if (mode == 0)
+      return start + (row / 8) * stride + (kByte / 16) * leading + (row % 8) * 16 + kByte % 16;
+    const unsigned bits = 4 - unsigned(mode); // 128-byte: 3, 64-byte: 2, 32-byte: 1
+    const uint32_t width = 16u << bits;
+    if (kByte >= width)
+      fault("wgmma K-major operands wider than their swizzle (" + std::to_string(width) + " bytes) are not modelled");
+    const uint64_t linear = start + (row / 8) * stride + (row % 8) * width + kByte;
+    return linear ^ (((linear >> 7) & ((1u << bits) - 1)) << 4);
+  }
+
+  /// wgmma.mma_async m64nNkK with A and B from shared memory (PTX ISA, asynchronous
+  /// warpgroup-level matrix instructions): D = A·B + (scale-d ? D : 0), A row-major (K-major)
+  /// and B column-major (each column K-major), imm-scale-a/b negating. Descriptors must agree
+  /// across the warpgroup. Accumulator element i of thread t (warp w = t / 32, g = (t % 32) / 4,
+  /// q = t % 4): row 16·w + g + 8·((i / 2) % 2), column 8·(i / 4) + 2·q + i % 2. Products are
+  /// summed exactly and added to D once.
+  void warpgroupMma(NVVM::WgmmaMmaAsyncOp op, uint32_t first, uint32_t size, SmallVector<Bits> &results) {
+    if (size != kWarpgroupThreads)
+      fault("wgmma needs the 128 threads of a warpgroup");
+    for (uint32_t t = 0; t < size; ++t)
+      if (lanes[first + t].state == LaneState::Done)
+        fault("thread " + std::to_string(t) + " of the warpgroup has exited before wgmma");
+    const uint32_t m = op.getShape().getM(), n = op.getShape().getN(), k = op.getShape().getK();
+    if (m != 64 || op.getTypeD() != NVVM::WGMMATypes::f32 || op.getLayoutA() != NVVM::MMALayout::row ||
+        op.getLayoutB() != NVVM::MMALayout::col)
+      fault("wgmma other than m64 with f32 accumulators and untransposed shared operands is not modelled");
+    auto kindOf = [&](NVVM::WGMMATypes type) -> StringRef {
+      StringRef kind = stringifyWGMMATypes(type); // the PTX spelling, as decode() takes it
+      if (kind != "bf16" && kind != "f16" && kind != "e4m3" && kind != "e5m2")
+        fault("wgmma operands of type " + kind.str() + " are not modelled");
+      return kind;
+    };
+    const StringRef kindA = kindOf(op.getTypeA()), kindB = kindOf(op.getTypeB());
+    const uint32_t bytesA = kindA.starts_with("e") ? 1 : 2, bytesB = kindB.starts_with("e") ? 1 : 2;
+    const uint64_t descA = get(lanes[first], op.getDescriptorA())[0], descB = get(lanes[first], op.getDescriptorB())[0];
+    for (uint32_t t = 1; t < size; ++t)
+      if (get(lanes[first + t], op.getDescriptorA())[0] != descA ||
+          get(lanes[first + t], op.getDescriptorB())[0] != descB)
+        fault("wgmma descriptors differ between threads 0 and " + std::to_string(t) + " of the warpgroup");
+    auto element = [&](uint64_t descriptor, uint32_t row, uint32_t kIndex, uint32_t bytes, StringRef kind) {
+      const uint8_t *at = shared(wgmmaOperandByte(descriptor, row, kIndex * bytes), bytes, "wgmma operand read");
+      return decode(bytes == 1 ? uint64_t(at[0]) : uint64_t(at[0]) | uint64_t(at[1]) << 8, kind);
+    };
+    const double scaleA = op.getScaleA() == NVVM::WGMMAScaleIn::neg ? -1 : 1;
+    const double scaleB = op.getScaleB() == NVVM::WGMMAScaleIn::neg ? -1 : 1;
+    std::vector<double> a(m * k), b(n * k);
+    for (uint32_t row = 0; row < m; ++row)
+      for (uint32_t e = 0; e < k; ++e)
+        a[row * k + e] = scaleA * element(descA, row, e, bytesA, kindA);
+    for (uint32_t col = 0; col < n; ++col)
+      for (uint32_t e = 0; e < k; ++e)
+        b[col * k + e] = scaleB * element(descB, col, e, bytesB, kindB);
+    const bool accumulate = op.getScaleD() == NVVM::WGMMAScaleOut::one;
+    for (uint32_t t = 0; t < size; ++t) {
+      const uint32_t w = t / 32, g = (t % 32) / 4, q = t % 4;
+      const Bits &c = get(lanes[first + t], op.getInouts());
+      if (c.size() != n / 2)
+        fault("wgmma m64n" + std::to_string(n) + " needs " + std::to_string(n / 2) + " accumulators per thread");
+      Bits out;
+      for (uint32_t i = 0; i < n / 2; ++i) {
+        const uint32_t row = 16 * w + g + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * q + i % 2;
+        double sum = 0;
+        for (uint32_t e = 0; e < k; ++e)
+          sum += a[row * k + e] * b[col * k + e];
+        const float acc = accumulate ? std::bit_cast<float>(uint32_t(c[i])) : 0.0f;
+        out.push_back(std::bit_cast<uint32_t>(float(double(acc) + sum)));
+      }
+      results[t] = out;
     }
   }
 

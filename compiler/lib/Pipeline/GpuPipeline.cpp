@@ -11,7 +11,7 @@
 // Layouts and distribution work on the module; vendor lowering on each gpu.module.
 static constexpr const char *kGpuPipeline =
     "canonicalize,cse,{4}"
-    "tile-pipeline-loops{{mode={2}},canonicalize,cse,"
+    "tile-pipeline-loops{{mode={2}},canonicalize,cse,{6}"
     "tile-assign-layouts{{warp-size={1} target={0}},"
     "convert-tile-to-gpu{{target={0} max-shared-bytes={3} max-static-shared-bytes={5}},"
     "canonicalize,cse,"
@@ -32,9 +32,11 @@ mlir::LogicalResult wavetile::buildGpuPipeline(mlir::OpPassManager &pm, llvm::St
   const char *prefetch = target->vendor == GpuVendor::NVIDIA ? "async-copies" : "by-depth";
   // CDNA buffer resources make masked and bounds-checked accesses branch-free.
   const char *bufferViews = target->vendor == GpuVendor::AMD ? "func.func(tile-use-buffer-views)," : "";
-  return mlir::parsePassPipeline(
-      llvm::formatv(kGpuPipeline, targetName, target->waveSize, prefetch, target->maxSharedBytesPerWorkgroup,
-                    bufferViews, target->maxStaticSharedBytes)
-          .str(),
-      pm);
+  // sm_90a's wgmma reads dot operands from the pipeline's shared buffers themselves.
+  const char *warpgroupDots = targetName == "sm_90a" ? "tile-use-warpgroup-dots," : "";
+  return mlir::parsePassPipeline(llvm::formatv(kGpuPipeline, targetName, target->waveSize, prefetch,
+                                               target->maxSharedBytesPerWorkgroup, bufferViews,
+                                               target->maxStaticSharedBytes, warpgroupDots)
+                                     .str(),
+                                 pm);
 }

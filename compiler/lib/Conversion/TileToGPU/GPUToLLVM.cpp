@@ -124,10 +124,16 @@ struct ConvertGPUKernelsToLLVM : wavetile::impl::ConvertGPUKernelsToLLVMBase<Con
     // Dynamic shared memory is a zero-length array the launch sizes. Upstream gives it
     // internal linkage, which lets NVPTX demote it to a one-byte static variable; external
     // linkage makes it `.extern .shared`.
-    module.walk([](LLVM::GlobalOp global) {
+    // wgmma swizzles by shared address bits, so its buffers (1024-byte aligned offsets,
+    // see TileToGPU) need the dynamic buffer itself aligned as much.
+    bool wgmma = module.walk([](NVVM::WgmmaMmaAsyncOp) { return WalkResult::interrupt(); }).wasInterrupted();
+    module.walk([wgmma](LLVM::GlobalOp global) {
       auto array = dyn_cast<LLVM::LLVMArrayType>(global.getGlobalType());
-      if (global.getAddrSpace() == 3 && array && array.getNumElements() == 0)
+      if (global.getAddrSpace() == 3 && array && array.getNumElements() == 0) {
         global.setLinkage(LLVM::Linkage::External);
+        if (wgmma)
+          global.setAlignment(1024);
+      }
     });
   }
 };

@@ -84,6 +84,8 @@ struct KernelContext {
   /// of them issues per thread (what async_wait counts in).
   llvm::DenseMap<Operation *, std::pair<direct_lds::CopyShape, direct_lds::Plan>> directCopies;
   int64_t fewestDirectInstructions = 0;
+  /// The kernel has shared dots (wgmma), which read shared memory through the async proxy.
+  bool warpgroupDots = false;
 };
 
 /// The power of two an i32 scalar of the original IR is known to be a multiple of.
@@ -358,16 +360,23 @@ SmallVector<SmallVector<Value>> mmaCoordinates(OpBuilder &b, Location loc, const
                                                const MmaGeometry &g) {
   const wavetile::layout::Layout &map = g.map->laneValueToElement;
   wavetile::layout::Layout lanes = map.mode(0);
+  // A warpgroup atom's "lane" is the thread's index in its warpgroup, its "warp" the warpgroup.
+  Value lane = ctx.lane, warp = ctx.warp;
+  if (int64_t warpsPerAtom = g.map->lanes / ctx.warpSize; warpsPerAtom > 1) {
+    IRArith a{b, loc};
+    lane = a.add(a.mul(a.rem(ctx.warp, a.constant(warpsPerAtom)), a.constant(ctx.warpSize)), ctx.lane);
+    warp = a.div(ctx.warp, a.constant(warpsPerAtom));
+  }
   Value laneTerm = i32Const(b, loc, 0);
   int64_t below = 1;
   for (auto [size, stride] : llvm::zip(lanes.shape().flatten(), lanes.stride().flatten())) {
-    Value digit = arith::RemUIOp::create(b, loc, arith::DivUIOp::create(b, loc, ctx.lane, i32Const(b, loc, below)),
+    Value digit = arith::RemUIOp::create(b, loc, arith::DivUIOp::create(b, loc, lane, i32Const(b, loc, below)),
                                          i32Const(b, loc, size));
     laneTerm = arith::AddIOp::create(b, loc, laneTerm, arith::MulIOp::create(b, loc, digit, i32Const(b, loc, stride)));
     below *= size;
   }
-  Value wi = arith::RemUIOp::create(b, loc, ctx.warp, i32Const(b, loc, g.warpsM));
-  Value wj = arith::DivUIOp::create(b, loc, ctx.warp, i32Const(b, loc, g.warpsM));
+  Value wi = arith::RemUIOp::create(b, loc, warp, i32Const(b, loc, g.warpsM));
+  Value wj = arith::DivUIOp::create(b, loc, warp, i32Const(b, loc, g.warpsM));
   SmallVector<SmallVector<Value>> result;
   for (int64_t r = 0; r < g.elementsPerThread(); ++r) {
     int64_t rep = r / g.valuesPerLane(), value = r % g.valuesPerLane();
@@ -528,6 +537,9 @@ int64_t sharedOffset(SharedType type, ArrayRef<int64_t> coords) {
 
 /// Byte alignment of every workgroup buffer (shared allocations and the scratch).
 constexpr int64_t kSharedAlignment = 16;
+/// Byte alignment of buffers wgmma reads: the 128-byte swizzle repeats every 8 rows of 128
+/// bytes (PTX ISA, wgmma shared memory layouts).
+constexpr int64_t kWgmmaSharedAlignment = 1024;
 
 int64_t sharedElements(SharedType type) {
   int64_t n = 1;
@@ -1887,8 +1899,16 @@ struct AsyncWaitLowering : GpuPattern<AsyncWaitOp> {
           IntegerAttr(), IntegerAttr(), IntegerAttr());
     else if (ctx.amd)
       rw.eraseOp(op);
-    else
-      rw.replaceOpWithNewOp<NVVM::CpAsyncWaitGroupOp>(op, rw.getI32IntegerAttr(op.getPending()));
+    else {
+      NVVM::CpAsyncWaitGroupOp::create(rw, op.getLoc(), rw.getI32IntegerAttr(op.getPending()));
+      // Copies land through the generic proxy; wgmma reads through the async proxy. The
+      // fence orders this thread's landed copies before the barrier that publishes them.
+      if (ctx.warpgroupDots)
+        NVVM::FenceProxyOp::create(rw, op.getLoc(),
+                                   NVVM::ProxyKindAttr::get(rw.getContext(), NVVM::ProxyKind::async_shared),
+                                   NVVM::SharedSpaceAttr::get(rw.getContext(), NVVM::SharedSpace::shared_cta));
+      rw.eraseOp(op);
+    }
     return success();
   }
 };
@@ -2475,6 +2495,106 @@ struct ScaledDotLowering : GpuPattern<ScaledDotOp> {
   }
 };
 
+/// The swizzle mode field of a wgmma matrix descriptor for K rows of `rowBytes` (PTX ISA,
+/// "Matrix Descriptor Format": 1 = 128-byte, 2 = 64-byte, 3 = 32-byte swizzle). The
+/// buffers' shared layout (operandSharedLayout of such rows) is that swizzle.
+int64_t wgmmaSwizzleMode(int64_t rowBytes) { return rowBytes == 128 ? 1 : rowBytes == 64 ? 2 : 3; }
+
+/// The descriptor of a K-major swizzled shared tile starting at `view`, less its start
+/// address's per-instruction offset: start address / 16 (bits 0-13), leading byte offset
+/// (unused by swizzled K-major layouts; 1 by convention, bits 16-29), the byte stride
+/// between groups of 8 rows / 16 (bits 32-45), the swizzle mode (bits 62-63). Offsets are
+/// added in units of 16 bytes; shared addresses stay below 2^18, so they never carry out of
+/// the address field.
+Value wgmmaDescriptorBase(OpBuilder &b, Location loc, Value view, Type element, int64_t rowBytes) {
+  Value pointer = sharedAddress(b, loc, view, i32Const(b, loc, 0), element);
+  Type i64 = b.getI64Type();
+  Value address = LLVM::PtrToIntOp::create(b, loc, i64, pointer);
+  auto constant = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 64); };
+  Value start = arith::ShRUIOp::create(b, loc, arith::AndIOp::create(b, loc, address, constant(0x3ffff)), constant(4));
+  int64_t fields = (int64_t(1) << 16) | ((8 * rowBytes / 16) << 32) | (wgmmaSwizzleMode(rowBytes) << 62);
+  return arith::OrIOp::create(b, loc, start, constant(fields));
+}
+
+NVVM::WGMMATypes wgmmaType(Type element) {
+  if (element.isBF16())
+    return NVVM::WGMMATypes::bf16;
+  if (element.isF16())
+    return NVVM::WGMMATypes::f16;
+  return isa<Float8E4M3FNType>(element) ? NVVM::WGMMATypes::e4m3 : NVVM::WGMMATypes::e5m2;
+}
+
+/// acc + a * bᵀ with wgmma: each warpgroup owns 64-row blocks of the accumulator (its MMA
+/// layout) and reads its rows of A and all of B straight from the swizzled buffers, one
+/// instruction per (K step, row block, column block). The group is waited for before the
+/// op's result is used, so the buffers are free again at the next barrier. fp8 products go
+/// to fresh accumulators that are then added to `acc` in f32: Hopper's fp8 wgmma keeps only
+/// about 14 bits of its running sum (measured on the H200: every fp8 configuration of a
+/// 4096-deep product failed the tuner's check accumulating in place; DeepSeek-V3 reports
+/// the same), so sums carried across the whole K loop would lose accuracy.
+struct SharedDotLowering : GpuPattern<SharedDotOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(SharedDotOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    ThreadTile c = threadTile(op.getType());
+    if (!c.mma || !c.mma->atom || c.mma->atom->aSource != wavetile::atoms::OperandSource::SharedMemoryDescriptor)
+      return rw.notifyMatchFailure(op, "the accumulator is not in a warpgroup MMA layout");
+    const MmaGeometry &g = *c.mma;
+    const wavetile::atoms::Atom &atom = *g.atom;
+    SharedType aType = op.getA().getType(), bType = op.getB().getType();
+    Type aElement = aType.getElementType(), bElement = bType.getElementType();
+    int64_t aRowBytes = bytesOf(aElement, aType.getDimSize(1)), bRowBytes = bytesOf(bElement, bType.getDimSize(1));
+    int64_t kStepBytes = bytesOf(aElement, atom.k), kSteps = aType.getDimSize(1) / atom.k;
+    // This thread's warpgroup owns row blocks warpgroup, warpgroup + warpsM, ...
+    Type i64 = rw.getI64Type();
+    Value warpgroup = arith::DivUIOp::create(rw, loc, ctx.warp, i32Const(rw, loc, atom.waveSize / ctx.warpSize));
+    Value aBase = arith::AddIOp::create(
+        rw, loc, wgmmaDescriptorBase(rw, loc, adaptor.getA(), aElement, aRowBytes),
+        arith::ExtUIOp::create(rw, loc, i64,
+                               arith::MulIOp::create(rw, loc, warpgroup, i32Const(rw, loc, atom.m * aRowBytes / 16))));
+    Value bBase = wgmmaDescriptorBase(rw, loc, adaptor.getB(), bElement, bRowBytes);
+    auto offset = [&](Value base, int64_t bytes) -> Value {
+      return arith::AddIOp::create(rw, loc, base, arith::ConstantIntOp::create(rw, loc, bytes / 16, 64));
+    };
+    int64_t values = g.valuesPerLane();
+    auto accType = LLVM::LLVMStructType::getLiteral(rw.getContext(), SmallVector<Type>(values, rw.getF32Type()));
+    const bool promote = aElement.getIntOrFloatBitWidth() == 8;
+    SmallVector<Value> accs;
+    for (int64_t block = 0; block < g.reps[0] * g.reps[1]; ++block) {
+      Value acc = LLVM::UndefOp::create(rw, loc, accType);
+      for (int64_t v = 0; !promote && v < values; ++v)
+        acc = LLVM::InsertValueOp::create(rw, loc, acc, extract(rw, loc, adaptor.getAcc(), block * values + v), v);
+      accs.push_back(acc);
+    }
+    NVVM::WgmmaFenceAlignedOp::create(rw, loc);
+    auto shape = NVVM::MMAShapeAttr::get(rw.getContext(), atom.m, atom.n, atom.k);
+    for (int64_t kk = 0; kk < kSteps; ++kk)
+      for (int64_t ri = 0; ri < g.reps[0]; ++ri)
+        for (int64_t rj = 0; rj < g.reps[1]; ++rj) {
+          Value a = offset(aBase, ri * g.warpsM * atom.m * aRowBytes + kk * kStepBytes);
+          Value b = offset(bBase, rj * atom.n * bRowBytes + kk * kStepBytes);
+          Value &acc = accs[ri * g.reps[1] + rj];
+          auto scaleD = promote && kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one;
+          acc = NVVM::WgmmaMmaAsyncOp::create(rw, loc, accType, acc, a, b, shape, wgmmaType(aElement),
+                                              wgmmaType(bElement), NVVM::WGMMATypes::f32, scaleD,
+                                              NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+                                              NVVM::MMALayout::col, NVVM::MMAIntOverflowAttr());
+        }
+    NVVM::WgmmaGroupSyncAlignedOp::create(rw, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(rw, loc, 0);
+    SmallVector<Value> result;
+    for (auto [block, acc] : llvm::enumerate(accs))
+      for (int64_t v = 0; v < values; ++v) {
+        Value sum = LLVM::ExtractValueOp::create(rw, loc, acc, ArrayRef<int64_t>{v});
+        if (promote)
+          sum = arith::AddFOp::create(rw, loc, extract(rw, loc, adaptor.getAcc(), int64_t(block) * values + v), sum);
+        result.push_back(sum);
+      }
+    rw.replaceOp(op, fromElements(rw, loc, c.vectorType, result));
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Formats and elementwise ops
 //===----------------------------------------------------------------------===//
@@ -2696,6 +2816,7 @@ int64_t scratchNeed(Operation *op) {
 /// scratch use, so that no copy into or read of the dead allocation is still in flight.
 struct SharedPlan {
   int64_t scratchBytes = 0, totalBytes = 0;
+  int64_t alignment = kSharedAlignment;         // of the whole buffer
   llvm::DenseMap<Operation *, int64_t> offsets; // shared_alloc -> byte offset
   Operation *reuseFence = nullptr;              // op to precede with wait + barrier
 };
@@ -2737,15 +2858,17 @@ SharedPlan planSharedMemory(func::FuncOp kernel) {
   plan.totalBytes = scratchTop;
   kernel.walk([&](SharedAllocOp alloc) {
     int64_t first = point[alloc], last = first;
-    SmallVector<Value> views{alloc.getResult()};
-    for (size_t i = 0; i < views.size(); ++i)
-      for (Operation *user : views[i].getUsers()) {
-        if (auto slice = dyn_cast<SharedSliceOp>(user))
-          views.push_back(slice.getResult());
+    bool readByWgmma = false;
+    for (Value view : sharedViews(alloc))
+      for (Operation *user : view.getUsers()) {
+        readByWgmma |= isa<SharedDotOp>(user);
         auto [from, to] = span(user, alloc);
         first = std::min(first, from);
         last = std::max(last, to);
       }
+    // wgmma applies its swizzle to address bits, so buffers start on a swizzle pattern.
+    int64_t alignment = readByWgmma ? kWgmmaSharedAlignment : kSharedAlignment;
+    plan.alignment = std::max(plan.alignment, alignment);
     SharedType type = alloc.getType();
     int64_t bytes = alignUp(bytesOf(type.getElementType(), sharedElements(type)));
     // The scratch's bytes are free to this allocation when every scratch use comes after it.
@@ -2760,12 +2883,12 @@ SharedPlan planSharedMemory(func::FuncOp kernel) {
       else if (to < first)
         scratchFree = false; // reuse in that direction would need a fence before the allocation
     }
-    int64_t offset = scratchFree ? 0 : scratchTop;
+    int64_t offset = scratchFree ? 0 : llvm::alignTo(scratchTop, alignment);
     for (bool moved = true; moved;) {
       moved = false;
       for (const Placed &p : placed)
         if (offset < p.offset + p.bytes && p.offset < offset + bytes) {
-          offset = p.offset + p.bytes;
+          offset = llvm::alignTo(p.offset + p.bytes, alignment);
           moved = true;
         }
     }
@@ -2839,6 +2962,9 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
 
     KernelContext ctx;
     ctx.amd = amd;
+    ctx.warpgroupDots = bool(kernel.walk([](SharedDotOp) { return WalkResult::interrupt(); }).wasInterrupted());
+    if (ctx.warpgroupDots && target != "sm_90a")
+      return kernel.emitError() << "tile.shared_dot needs wgmma (target sm_90a), not " << target;
     ctx.warpSize = warpSize.getInt();
     ctx.numWarps = numWarps.getInt();
     int64_t blockSize = ctx.warpSize * ctx.numWarps;
@@ -2881,7 +3007,7 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
                                        attributions);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
     if (plan.totalBytes && !dynamicShared) // 128-bit shared accesses rely on this
-      func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(kSharedAlignment));
+      func.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(plan.alignment));
     if (dynamicShared)
       func->setAttr(kDynamicSharedBytesAttrName, b.getI64IntegerAttr(plan.totalBytes));
     func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({int32_t(blockSize), 1, 1}));
@@ -2945,13 +3071,14 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
     target.addDynamicallyLegalDialect<arith::ArithDialect, math::MathDialect>(
         [&](Operation *op) { return converter.isLegal(op); });
     RewritePatternSet patterns(context);
-    patterns.add<ProgramIdLowering, NumProgramsLowering, ArangeLowering, SplatLowering,
-                 MovementLowering<ConvertLayoutOp>, MovementLowering<ExpandDimsOp>, MovementLowering<BroadcastOp>,
-                 MovementLowering<ReshapeOp>, MovementLowering<TransOp>, LoadLowering, StoreLowering,
-                 AtomicAddLowering, MakeBufferLowering, BufferLoadLowering, BufferStoreLowering,
-                 SharedAllocLowering, SharedStoreLowering, SharedLoadLowering, SharedSliceLowering,
-                 AsyncCopyLowering, AsyncWaitLowering, BarrierLowering, ReduceLowering, ScanLowering, DotLowering,
-                 ScaledDotLowering, FpConvertLowering, PackFp4Lowering, UnpackFp4Lowering>(converter, context, ctx);
+    patterns
+        .add<ProgramIdLowering, NumProgramsLowering, ArangeLowering, SplatLowering, MovementLowering<ConvertLayoutOp>,
+             MovementLowering<ExpandDimsOp>, MovementLowering<BroadcastOp>, MovementLowering<ReshapeOp>,
+             MovementLowering<TransOp>, LoadLowering, StoreLowering, AtomicAddLowering, MakeBufferLowering,
+             BufferLoadLowering, BufferStoreLowering, SharedAllocLowering, SharedStoreLowering, SharedLoadLowering,
+             SharedSliceLowering, AsyncCopyLowering, AsyncWaitLowering, BarrierLowering, ReduceLowering, ScanLowering,
+             DotLowering, ScaledDotLowering, SharedDotLowering, FpConvertLowering, PackFp4Lowering, UnpackFp4Lowering>(
+            converter, context, ctx);
     patterns.add<ElementwiseLowering, ConstantLowering, ReturnLowering>(converter, context);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns, target);
     return applyPartialConversion(func, target, std::move(patterns));

@@ -17,6 +17,7 @@
 
 #include "wavetile/Target/GPUCodegen.h"
 
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
@@ -30,6 +31,7 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/ROCDL/ROCDLToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/Constants.h"
@@ -360,6 +362,22 @@ mlir::FailureOr<std::unique_ptr<llvm::Module>> translate(mlir::gpu::GPUModuleOp 
   mlirContext->appendDialectRegistry(registry);
   mlirContext->loadDialect<mlir::LLVM::LLVMDialect, mlir::ROCDL::ROCDLDialect, mlir::NVVM::NVVMDialect,
                            mlir::gpu::GPUDialect>();
+
+  // NVVM ops without an LLVM intrinsic (wgmma.mma_async) become inline PTX, in a copy: the
+  // caller's module stays as lowered (the emulator interprets those ops).
+  mlir::OwningOpRef<mlir::gpu::GPUModuleOp> withInlinePtx;
+  bool needsPtx =
+      module.walk([](mlir::NVVM::BasicPtxBuilderInterface) { return mlir::WalkResult::interrupt(); }).wasInterrupted();
+  if (needsPtx) {
+    withInlinePtx = module.clone();
+    mlir::RewritePatternSet ptx(mlirContext);
+    mlir::populateNVVMToLLVMConversionPatterns(ptx);
+    if (mlir::failed(mlir::applyPatternsGreedily(withInlinePtx->getOperation(), std::move(ptx)))) {
+      *error = "lowering the NVVM operations of " + moduleLabel(module) + " to inline PTX did not converge\n";
+      return mlir::failure();
+    }
+    module = *withInlinePtx;
+  }
 
   std::string diagnostics;
   std::unique_ptr<llvm::Module> llvmModule;

@@ -298,3 +298,21 @@ BlockedLayoutAttr wavetile::tile::reshapedBlockedLayout(Attribute layout, ArrayR
     return {};
   return BlockedLayoutAttr::get(blocked.getContext(), sizePerThread, threads, warps, order);
 }
+
+SmallVector<Value> wavetile::tile::sharedViews(SharedAllocOp alloc) {
+  SmallVector<Value> views{alloc.getResult()};
+  for (size_t i = 0; i < views.size(); ++i)
+    for (Operation *user : views[i].getUsers())
+      if (auto slice = dyn_cast<SharedSliceOp>(user))
+        views.push_back(slice.getResult());
+  return views;
+}
+
+void wavetile::tile::setSharedLayout(SharedAllocOp alloc, SharedLayoutAttr layout) {
+  SharedType type = alloc.getType();
+  SmallVector<Value> views = sharedViews(alloc);
+  alloc.getResult().setType(SharedType::get(alloc.getContext(), type.getShape(), type.getElementType(), layout));
+  // Views are in creation order, so each slice's source is retyped before the slice.
+  for (Value view : ArrayRef<Value>(views).drop_front())
+    view.setType(cast<SharedSliceOp>(view.getDefiningOp()).getSource().getType().entryType());
+}

@@ -327,6 +327,31 @@ LogicalResult DotOp::verify() {
   return verifyPinnedAtom(*this, getAtom(), aElem, bElem, accElem, /*scaled=*/false);
 }
 
+LogicalResult SharedDotOp::verify() {
+  SharedType a = getA().getType(), b = getB().getType();
+  RankedTensorType acc = getAcc().getType();
+  if (a.getRank() != 2 || b.getRank() != 2 || acc.getRank() != 2)
+    return emitOpError() << "operands must be 2-D";
+  int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = b.getDimSize(0);
+  if (b.getDimSize(1) != k)
+    return emitOpError() << "a is " << m << "x" << k << " and b (N x K) is " << n << "x" << b.getDimSize(1)
+                         << "; the K dimensions must agree";
+  if (acc.getDimSize(0) != m || acc.getDimSize(1) != n)
+    return emitOpError() << "accumulator must be " << m << "x" << n << ", got " << shapeString(acc.getShape());
+  if (getResult().getType().getShape() != acc.getShape() ||
+      getResult().getType().getElementType() != acc.getElementType())
+    return emitOpError() << "result must have the accumulator's type";
+  Type aElem = a.getElementType(), bElem = b.getElementType();
+  auto isFp8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
+  bool halves = aElem == bElem && (aElem.isBF16() || aElem.isF16());
+  if (!halves && !(isFp8(aElem) && isFp8(bElem)))
+    return emitOpError() << "operands must both be bf16, both f16, or f8E4M3FN/f8E5M2, got " << aElem << " and "
+                         << bElem;
+  if (!acc.getElementType().isF32())
+    return emitOpError() << "accumulates in f32, got " << acc.getElementType();
+  return success();
+}
+
 static bool isMxElementType(Type type) {
   return isa<Float8E4M3FNType, Float8E5M2Type, Float6E2M3FNType, Float6E3M2FNType,
              Float4E2M1FNType>(type);

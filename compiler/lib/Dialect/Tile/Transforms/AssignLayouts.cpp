@@ -66,6 +66,20 @@ public:
             loadOperandDirectly(operand, DotOperandLayoutAttr::get(context, unsigned(index), mma));
         }
       });
+    WalkResult warpgroupDots = kernel.walk([&](SharedDotOp dot) {
+      MmaLayoutAttr mma = target ? chooseWarpgroupMma(dot) : MmaLayoutAttr();
+      if (!mma) {
+        dot.emitOpError() << "has no warpgroup matrix instruction on target '"
+                          << (target ? wavetile::atoms::targetName(*target) : "none") << "' for "
+                          << dot.getA().getType() << " x " << dot.getB().getType() << " with " << numWarps << " warps";
+        return WalkResult::interrupt();
+      }
+      startAccumulator(dot.getAcc(), mma);
+      desired.try_emplace(dot.getResult(), mma);
+      return WalkResult::advance();
+    });
+    if (warpgroupDots.wasInterrupted())
+      return failure();
     splitIndexComputations();
     kernel.walk([&](BroadcastOp op) { desireBroadcastSources(op); });
     kernel.walk([&](Operation *op) { desireMemoryLayouts(op); });
@@ -324,6 +338,26 @@ private:
     return {};
   }
 
+  /// The wgmma layout for a shared dot: warpgroups stacked along M, the widest instruction
+  /// whose N divides the tile's; null when none computes it.
+  MmaLayoutAttr chooseWarpgroupMma(SharedDotOp dot) {
+    SharedType a = dot.getA().getType(), b = dot.getB().getType();
+    int64_t warpgroups = numWarps / 4, m = a.getDimSize(0), n = b.getDimSize(0), k = a.getDimSize(1);
+    if (numWarps % 4 || m % (64 * warpgroups))
+      return {};
+    const wavetile::atoms::Atom *best = nullptr;
+    for (const auto *atom : wavetile::atoms::atomsFor(*target))
+      if (atom->waveSize == 4 * warpSize && atom->aSource == wavetile::atoms::OperandSource::SharedMemoryDescriptor &&
+          typeName(a.getElementType()) == wavetile::atoms::scalarKindName(atom->aType) &&
+          typeName(b.getElementType()) == wavetile::atoms::scalarKindName(atom->bType) &&
+          atom->cType == wavetile::atoms::ScalarKind::f32 && n % atom->n == 0 && k % atom->k == 0 &&
+          (!best || atom->n > best->n))
+        best = atom;
+    if (!best)
+      return {};
+    return MmaLayoutAttr::get(context, best->name, {unsigned(warpgroups), 1u});
+  }
+
   /// Gives the values an accumulator starts from (through loop-carried values) the MMA
   /// layout, so the loop carries it in matrix-core registers instead of converting each step.
   void startAccumulator(Value acc, MmaLayoutAttr mma) {
@@ -378,14 +412,12 @@ private:
     SharedType type = alloc.getType();
     if (type.getEncoding() || type.getRank() < 2)
       return;
-    SmallVector<Value> views{alloc.getResult()};
     bool readsOperands = false;
-    for (size_t i = 0; i < views.size(); ++i)
-      for (Operation *user : views[i].getUsers()) {
+    for (Value view : sharedViews(alloc))
+      for (Operation *user : view.getUsers()) {
         if (auto slice = dyn_cast<SharedSliceOp>(user)) {
           if (slice.getSource().getType().getRank() < 3)
             return; // a 1-D entry cannot keep a row swizzle
-          views.push_back(slice.getResult());
         } else if (auto load = dyn_cast<SharedLoadOp>(user)) {
           if (!isa<DotOperandLayoutAttr>(layoutOf(load.getResult())))
             return;
@@ -395,12 +427,8 @@ private:
         }
       }
     SharedLayoutAttr swizzle = operandSharedLayout(context, type.getShape(), type.getElementType());
-    if (!readsOperands || !swizzle)
-      return;
-    // Views are in creation order, so each slice's source is retyped before the slice.
-    alloc.getResult().setType(SharedType::get(context, type.getShape(), type.getElementType(), swizzle));
-    for (Value view : ArrayRef<Value>(views).drop_front())
-      view.setType(cast<SharedSliceOp>(view.getDefiningOp()).getSource().getType().entryType());
+    if (readsOperands && swizzle)
+      setSharedLayout(alloc, swizzle);
   }
 
   Attribute defaultLayout(RankedTensorType type) {
@@ -459,6 +487,8 @@ private:
     if (auto dot = dyn_cast<DotOp>(op))
       return layoutOf(dot.getAcc());
     if (auto dot = dyn_cast<ScaledDotOp>(op))
+      return layoutOf(dot.getAcc());
+    if (auto dot = dyn_cast<SharedDotOp>(op))
       return layoutOf(dot.getAcc());
     return defaultLayout(type);
   }
@@ -596,6 +626,8 @@ private:
       }
       return require(op, dot.getAccMutable(), layout);
     }
+    if (auto dot = dyn_cast<SharedDotOp>(op))
+      return require(op, dot.getAccMutable(), layoutOf(dot.getResult()));
     // Reductions run on blocked layouts: an MMA-laid-out input is converted first.
     if (auto reduce = dyn_cast<ReduceOp>(op))
       if (!blockedGeometry(layoutOf(reduce.getSource()), reduce.getSource().getType().getShape()))

@@ -133,6 +133,12 @@ BlockedLayoutAttr reshapedBlockedLayout(mlir::Attribute layout, llvm::ArrayRef<i
 SharedLayoutAttr operandSharedLayout(mlir::MLIRContext *context, llvm::ArrayRef<int64_t> shape,
                                      mlir::Type element);
 
+/// A shared allocation and every view sliced from it (transitively), in creation order.
+llvm::SmallVector<mlir::Value> sharedViews(SharedAllocOp alloc);
+
+/// Gives a shared allocation `layout` and retypes its views to match.
+void setSharedLayout(SharedAllocOp alloc, SharedLayoutAttr layout);
+
 } // namespace wavetile::tile
 
 #endif

@@ -281,6 +281,23 @@ def Tile_ScaledDotOp : Tile_Op<"scaled_dot", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_SharedDotOp : Tile_Op<"shared_dot", [MemoryEffects<[MemRead<DefaultResource>]>]> {
+  let summary = "acc + a * transpose(b) for a: MxK and b: NxK read from shared memory";
+  let description = [{
+    The matrix instruction reads both multiplicands from shared memory itself (sm_90a
+    `wgmma`), K-contiguous, in the buffers' swizzled layouts; `tile-use-warpgroup-dots`
+    creates it from a dot of two shared loads. Operands are bf16, f16 (both the same) or
+    e4m3/e5m2 in any pairing; the accumulator is f32. The result is complete when the op
+    returns, so the buffers may be overwritten after the next barrier.
+  }];
+  let arguments = (ins Tile_SharedType:$a, Tile_SharedType:$b, Tile_Tile:$acc);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` qualified(type($a)) `,` qualified(type($b)) `,` type($acc) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and scans.
 //===----------------------------------------------------------------------===//

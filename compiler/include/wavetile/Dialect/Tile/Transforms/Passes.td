@@ -60,6 +60,21 @@ def TilePipelineLoops : Pass<"tile-pipeline-loops", "::mlir::ModuleOp"> {
   ];
 }
 
+def TileUseWarpgroupDots : Pass<"tile-use-warpgroup-dots", "::mlir::ModuleOp"> {
+  let summary = "Dots of shared loads read their operands from shared memory (sm_90a wgmma)";
+  let description = [{
+    For targets whose matrix instructions read A and B from shared memory through
+    descriptors. In each kernel with a multiple of 4 warps, a `tile.dot` of a `tile.shared_load`
+    (A, M x K) and the `[1, 0]` transpose of another (B stored N x K), each read only by the
+    dot and without a pinned atom or layout, becomes a `tile.shared_dot` of the two buffers
+    when wgmma computes it: bf16 x bf16, f16 x f16 or fp8 (e4m3/e5m2) into f32, M a multiple
+    of 64 per warpgroup, N of 64, and K rows of 32, 64 or 128 bytes (one swizzle atom). Their
+    buffers, when every read of them is such an operand read, take the XOR swizzle of
+    that row width (the descriptors' 32/64/128-byte swizzle modes). Run before
+    `tile-assign-layouts`, which gives the accumulators the wgmma layout.
+  }];
+}
+
 def TileUseBufferViews : Pass<"tile-use-buffer-views", "::mlir::func::FuncOp"> {
   let summary = "Access pointer arguments bounded to 2 GiB through buffer views";
   let description = [{

@@ -1,0 +1,67 @@
+// convert-tile-to-gpu of tile.shared_dot on sm_90a: wgmma.mma_async reading both operands
+// through matrix descriptors (start address / 16, leading byte offset 1, 8-row stride / 16,
+// swizzle mode: 1 for 128-byte rows, 2 for 64-byte rows), between wgmma.fence and a commit
+// and wait, one instruction per K step and row block of each warpgroup. fp8 products start
+// from zero (scale-d 0) and are added to the accumulator in f32. Buffers wgmma reads start
+// 1024-byte aligned, and landed async copies are fenced for the async proxy.
+// RUN: %wavetile-opt %s -tile-assign-layouts="warp-size=32 target=sm_90a" -convert-tile-to-gpu=target=sm_90a -canonicalize -cse | FileCheck %s
+// RUN: not %wavetile-opt %s -tile-assign-layouts="warp-size=32 target=sm_90a" -convert-tile-to-gpu=target=sm_90 2>&1 | FileCheck %s --check-prefix=SM90
+
+#rows128 = #tile.shared_layout<vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0], padding = 0>
+#rows64 = #tile.shared_layout<vec = 16, perPhase = 2, maxPhase = 4, order = [1, 0], padding = 0>
+
+// CHECK-LABEL: gpu.func @bf16
+// CHECK-SAME:    workgroup(%{{.*}} : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64})
+// CHECK-DAG:     %[[FIELDS:.*]] = arith.constant 4611686293305360384 : i64
+// CHECK:         nvvm.cp.async.wait.group 0
+// CHECK-NEXT:    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK:         arith.ori %{{.*}}, %[[FIELDS]] : i64
+// CHECK:         arith.ori %{{.*}}, %[[FIELDS]] : i64
+// CHECK:         nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-NOT:     nvvm.wgmma.mma_async
+// CHECK:         nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT:    nvvm.wgmma.wait.group.sync.aligned 0
+// SM90:          error: tile.shared_dot needs wgmma (target sm_90a), not sm_90
+func.func @bf16(%x: !tile.ptr<bf16>, %w: !tile.ptr<bf16>, %out: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 8 : i32} {
+  %a = tile.shared_alloc : !tile.shared<128x64xbf16, #rows128>
+  %b = tile.shared_alloc : !tile.shared<64x64xbf16, #rows128>
+  %z = arith.constant 0 : i32
+  %oa = tile.splat %z : i32 -> tensor<128x64xi32>
+  %ob = tile.splat %z : i32 -> tensor<64x64xi32>
+  %ca = tile.async_copy %x[%oa], %a : !tile.ptr<bf16>[tensor<128x64xi32>], !tile.shared<128x64xbf16, #rows128>
+  %cb = tile.async_copy %w[%ob], %b : !tile.ptr<bf16>[tensor<64x64xi32>], !tile.shared<64x64xbf16, #rows128>
+  tile.async_wait %ca, %cb pending = 0
+  tile.barrier
+  %acc = arith.constant dense<0.0> : tensor<128x64xf32>
+  %d = tile.shared_dot %a, %b, %acc : !tile.shared<128x64xbf16, #rows128>, !tile.shared<64x64xbf16, #rows128>, tensor<128x64xf32> -> tensor<128x64xf32>
+  %o = tile.splat %z : i32 -> tensor<128x64xi32>
+  tile.store %d, %out[%o] : tensor<128x64xf32>, !tile.ptr<f32>[tensor<128x64xi32>]
+  return
+}
+
+// CHECK-LABEL: gpu.func @fp8
+// CHECK-DAG:     %[[FIELDS8:.*]] = arith.constant -9223371899415756800 : i64
+// CHECK:         arith.ori %{{.*}}, %[[FIELDS8]] : i64
+// CHECK:         nvvm.wgmma.fence.aligned
+// CHECK-NEXT:    nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 32>, D[<f32>, <zero>], A[<e4m3>, <one>, <row>], B[<e5m2>, <one>, <col>]
+// CHECK:         nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 32>, D[<f32>, <one>], A[<e4m3>, <one>, <row>], B[<e5m2>, <one>, <col>]
+// CHECK-NEXT:    nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT:    nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-COUNT-64: arith.addf
+func.func @fp8(%x: !tile.ptr<f8E4M3FN>, %w: !tile.ptr<f8E5M2>, %out: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %a = tile.shared_alloc : !tile.shared<64x64xf8E4M3FN, #rows64>
+  %b = tile.shared_alloc : !tile.shared<128x64xf8E5M2, #rows64>
+  %z = arith.constant 0 : i32
+  %oa = tile.splat %z : i32 -> tensor<64x64xi32>
+  %ob = tile.splat %z : i32 -> tensor<128x64xi32>
+  %ca = tile.async_copy %x[%oa], %a : !tile.ptr<f8E4M3FN>[tensor<64x64xi32>], !tile.shared<64x64xf8E4M3FN, #rows64>
+  %cb = tile.async_copy %w[%ob], %b : !tile.ptr<f8E5M2>[tensor<128x64xi32>], !tile.shared<128x64xf8E5M2, #rows64>
+  tile.async_wait %ca, %cb pending = 0
+  tile.barrier
+  %o = tile.splat %z : i32 -> tensor<64x128xi32>
+  %acc = tile.load %out[%o] : !tile.ptr<f32>[tensor<64x128xi32>] -> tensor<64x128xf32>
+  %d = tile.shared_dot %a, %b, %acc : !tile.shared<64x64xf8E4M3FN, #rows64>, !tile.shared<128x64xf8E5M2, #rows64>, tensor<64x128xf32> -> tensor<64x128xf32>
+  tile.store %d, %out[%o] : tensor<64x128xf32>, !tile.ptr<f32>[tensor<64x128xi32>]
+  return
+}
