@@ -330,8 +330,14 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
     if (!table)
       return opError(error, op, tableError);
     const int64_t multiprocessors = rt.device().multiprocessors();
-    const TunedRow *row = table->lookup(gemmTuningKey(rt.target(), multiprocessors, m, n, k, x.dtype, out.dtype,
-                                                      bias != nullptr));
+    auto key = [&](const std::string &target) {
+      return gemmTuningKey(target, multiprocessors, m, n, k, x.dtype, out.dtype, bias != nullptr);
+    };
+    // sm_90a runs every sm_90 kernel: without a row of its own, sm_90's applies.
+    std::optional<TuningKey> fallback;
+    if (rt.target() == "sm_90a")
+      fallback = key("sm_90");
+    const TunedRow *row = table->lookup(key(rt.target()), fallback);
     if (row) {
       std::optional<GemmConfig> tuned = gemmConfigOf(*row, &tableError);
       if (!tuned)

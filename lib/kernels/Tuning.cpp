@@ -173,9 +173,12 @@ TunedDispatch::Options TunedDispatch::Options::fromEnvironment() {
 TunedDispatch::TunedDispatch(std::string op, TunedConfigs configs, Options options)
     : op_(std::move(op)), configs_(std::move(configs)), options_(std::move(options)) {}
 
-const TunedRow *TunedDispatch::lookup(const TuningKey &key) {
+const TunedRow *TunedDispatch::lookup(const TuningKey &key, const std::optional<TuningKey> &fallback) {
   if (const TunedRow *row = configs_.find(key))
     return row;
+  if (fallback)
+    if (const TunedRow *row = configs_.find(*fallback))
+      return row;
   std::lock_guard<std::mutex> lock(mutex_);
   if (!untuned_.insert(key).second)
     return nullptr;

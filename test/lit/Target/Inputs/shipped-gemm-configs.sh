@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Compiles every distinct row of the shipped GEMM tables (lib/kernels/configs) for sm_90,
-# gfx942 and gfx950 and checks each code object; prints one line per row and target (ok,
+# Compiles every distinct row of the shipped GEMM tables (lib/kernels/configs) for the
+# targets that use it (sm_90 rows: sm_90, gfx942, gfx950, and sm_90a where it falls back to
+# them; sm_90a rows: sm_90a) and checks each code object; prints one line per row and target (ok,
 # skip with why, known with the gap, or FAIL with what is missing) and a summary. Exit status
 # 1 on any FAIL.
 #   shipped-gemm-configs.sh WAVETILE CONFIG_DIR WORK_DIR
@@ -17,10 +18,16 @@ needs() {
 for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv; do
   op=$(basename "$table" .csv)
   # Columns: target,cu_num,M,N,K,dtype,out_dtype,bias,block_m,block_n,block_k,stages,warps,split_k,skinny,us
-  tail -n +2 "$table" | grep -v '^#' | cut -d, -f4-15 | sort -u |
-    while IFS=, read -r n k dtype out bias bm bn bk stages warps split skinny; do
+  # sm_90a rows are built for sm_90a; sm_90 rows for sm_90 and CDNA, and for sm_90a too where
+  # no sm_90a row of the same shape shadows them (sm_90a falls back to sm_90's rows).
+  tail -n +2 "$table" | grep -v '^#' |
+    awk -F, '$1 == "sm_90a" { own[$3 FS $4 FS $5 FS $6 FS $7 FS $8] = 1; rows[NR] = $0; next } { rows[NR] = $0 }
+             END { for (i in rows) { split(rows[i], f, FS); key = f[3] FS f[4] FS f[5] FS f[6] FS f[7] FS f[8]
+                     targets = f[1] == "sm_90a" ? "sm_90a" : "sm_90 gfx942 gfx950" ((key in own) ? "" : " sm_90a")
+                     line = targets; for (c = 4; c <= 15; ++c) line = line FS f[c]; print line } }' | sort -u |
+    while IFS=, read -r targets n k dtype out bias bm bn bk stages warps split skinny; do
       config="bm=$bm:bn=$bn:bk=$bk:stages=$stages:warps=$warps:splitk=$split$([[ $skinny == 1 ]] && echo :skinny)"
-      for target in sm_90 gfx942 gfx950; do
+      for target in $targets; do
         input=$dtype
         [[ $op == gemm_a8w8 && $target == gfx942 ]] && input=f8E4M3FNUZ # gfx942's MFMA format
         if [[ $op == gemm_a8w8 ]]; then
@@ -30,7 +37,7 @@ for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv; do
         fi
         spec+=$([[ $bias == 1 ]] && echo :bias):a16
         name="$spec on $target"
-        object=$work/object.$([[ $target == sm_90 ]] && echo ptx || echo hsaco)
+        object=$work/object.$([[ $target == sm_* ]] && echo ptx || echo hsaco)
         if ! error=$("$wavetile" compile --op "$spec" --target "$target" -o "$object" 2>&1); then
           if grep -q "may use at most" <<<"$error"; then
             report skip "$name (its shared memory exceeds the target's)"
@@ -44,9 +51,17 @@ for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv; do
         if [[ $skinny == 1 ]]; then # vector-unit products: no matrix instructions, no LDS operands
           missing=$(needs "$info" 'spill_store_bytes=0 spill_load_bytes=0|vgpr_spill_count=0 sgpr_spill_count=0' \
             'ld\.global\.v4|buffer_load_dwordx4')
-        elif [[ $target == sm_90 ]]; then
+        elif [[ $target == sm_* ]]; then
           ring=$([[ $stages -gt 1 ]] && echo 'cp\.async\.cg\.shared\.global=' || echo '')
-          missing=$(needs "$info" 'spill_store_bytes=0 spill_load_bytes=0' 'mma\.sync\.aligned' $ring)
+          # sm_90a: wgmma where tile-use-warpgroup-dots applies (a ring, warpgroups of 64-row
+          # blocks, N a multiple of 64, 32/64/128-byte K rows, bf16 or fp8), else mma.sync.
+          bytes=$([[ $op == gemm_a8w8 ]] && echo 1 || echo 2)
+          matrix='mma\.sync\.aligned'
+          if [[ $target == sm_90a && $stages -gt 1 && $((warps % 4)) == 0 && $((bm % (16 * warps))) == 0 &&
+                $((bn % 64)) == 0 && $dtype != i8 ]] && [[ $((bk * bytes)) =~ ^(32|64|128)$ ]]; then
+            matrix='wgmma\.mma_async'
+          fi
+          missing=$(needs "$info" 'spill_store_bytes=0 spill_load_bytes=0' "$matrix" $ring)
           [[ $stages -le 1 ]] && grep -q 'cp\.async' <<<"$info" && missing+=" (cp.async without a ring)"
         else
           # 128-bit buffer loads (into registers, or straight into LDS for deeper rings on

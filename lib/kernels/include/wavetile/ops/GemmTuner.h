@@ -23,7 +23,7 @@ struct GemmTuneOptions {
   std::string op = "gemm_a16w16";
   DType input = DType::bf16, output = DType::bf16;
   bool bias = false;
-  std::vector<GemmConfig> candidates; // empty: gemmCandidates(shape)
+  std::vector<GemmConfig> candidates; // empty: gemmCandidates(shape, input)
   int warmup = 2, repetitions = 10;
   uint64_t seed = 1;
 };
@@ -37,9 +37,9 @@ struct GemmTuneResult {
 };
 
 /// The candidates the tuner sweeps for a shape: decode-sized M (≤ 64) narrow tiles with
-/// split-K 1 to 16, with or without the async-copy ring (1 or 3 stages); larger M 64 and
-/// 128 tiles, K steps of 32 and 64, 2 or 3 stages, 4 or 8 warps.
-std::vector<GemmConfig> gemmCandidates(const GemmShape &shape);
+/// split-K 1 to 16, with or without the async-copy ring (1 or 3 stages); larger M 64 to 256
+/// tiles, K steps of 32 and 64 (and 128 for 8-bit inputs), 2 to 4 stages, 4 or 8 warps.
+std::vector<GemmConfig> gemmCandidates(const GemmShape &shape, DType input = DType::bf16);
 
 /// Tunes each shape on `rt`'s device; false with an error only when the device itself fails
 /// (allocation, copies, events).

@@ -77,9 +77,10 @@ public:
   };
   TunedDispatch(std::string op, TunedConfigs configs, Options options);
 
-  /// The row for `key`, or null: then the op takes its heuristic default, and the shape is
-  /// logged and captured (each at most once per dispatch).
-  const TunedRow *lookup(const TuningKey &key);
+  /// The row for `key`, else for `fallback` (a key of a target whose kernels this one runs,
+  /// when given), or null: then the op takes its heuristic default, and `key` is logged and
+  /// captured (each at most once per dispatch).
+  const TunedRow *lookup(const TuningKey &key, const std::optional<TuningKey> &fallback = std::nullopt);
   /// Shapes looked up without a row so far.
   std::vector<TuningKey> untuned() const;
 
