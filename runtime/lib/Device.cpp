@@ -202,10 +202,10 @@ bool wavetile::targetForDevice(Backend backend, std::string_view deviceName, std
   }
   std::string candidate;
   if (backend == Backend::CUDA) {
-    // sm_90 code runs on every 9.x part; sm_90a (wgmma, setmaxnreg) is opt-in through
-    // WAVETILE_TARGET because it runs on 9.0 only.
+    // sm_90a's wgmma and setmaxnreg run on compute capability 9.0 exactly, which is every
+    // Hopper part (H100, H200, GH200); WAVETILE_TARGET=sm_90 keeps mma.sync-only code.
     if (arch == "9.0")
-      candidate = "sm_90";
+      candidate = "sm_90a";
   } else {
     candidate = std::string(arch.substr(0, arch.find(':')));
   }

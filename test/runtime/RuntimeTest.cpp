@@ -155,7 +155,7 @@ TEST(Targets, FromTheDeviceArchitecture) {
   unsetenv("WAVETILE_TARGET");
   std::string target, error;
   EXPECT_TRUE(targetForDevice(Backend::CUDA, "NVIDIA H200", "9.0", &target, &error)) << error;
-  EXPECT_EQ(target, "sm_90");
+  EXPECT_EQ(target, "sm_90a");
   EXPECT_TRUE(targetForDevice(Backend::HIP, "AMD Instinct MI300X", "gfx942:sramecc+:xnack-", &target, &error));
   EXPECT_EQ(target, "gfx942");
   EXPECT_TRUE(targetForDevice(Backend::HIP, "AMD Instinct MI355X", "gfx950", &target, &error));
@@ -173,9 +173,9 @@ TEST(Targets, FromTheDeviceArchitecture) {
 TEST(Targets, WavetileTargetOverridesButMustFitTheVendor) {
   std::string target, error;
   {
-    ScopedTarget forced("sm_90a");
+    ScopedTarget forced("sm_90");
     EXPECT_TRUE(targetForDevice(Backend::CUDA, "NVIDIA H200", "9.0", &target, &error)) << error;
-    EXPECT_EQ(target, "sm_90a");
+    EXPECT_EQ(target, "sm_90");
   }
   {
     ScopedTarget forced("gfx942");
