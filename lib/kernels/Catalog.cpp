@@ -23,7 +23,8 @@ const char *wavetile::ops::opCatalogHelp() {
          "launches over many rows), "
          "dynamic_per_token_scaled_quant|static_per_tensor_quant|dynamic_per_tensor_quant:DTYPE:N[:out=...][:a16], "
          "dynamic_per_group_scaled_quant:DTYPE:N:group=32|64|128[:QUANT][:a16] (QUANT: out=f8E4M3FN|f8E4M3FNUZ|i8 "
-         "(default f8E4M3FN) or out=f4E2M1FN:group=32[:round=0-3][:shuffle] for MXFP4, group=G per group), "
+         "(default f8E4M3FN) or out=f4E2M1FN:group=32[:round=0-3][:shuffle] for MXFP4, group=G per group; "
+         "per group and static per tensor: [:rows=few], the kernel for launches under 512 rows), "
          "silu_and_mul|gelu_and_mul|gelu_tanh_and_mul|swiglu:DTYPE:D[:a16] (D the output width), "
          "dequant:DTYPE:N:in=f8E4M3FN|f8E4M3FNUZ|i8|f4E2M1FN[:token|:tensor|:group=G][:a16] (DTYPE the output), "
          "gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..]"
@@ -146,6 +147,7 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     if (quant.quant.scheme == QuantScheme::PerGroup && !quant.quant.group)
       return fail("group=G must be given");
     quant.vectorAligned = takeFlag("a16");
+    quant.fewRows = quant.columnsPerProgram() && takeFlag("rows=few");
     quant.warpSize = OpRuntime::warpSizeOf(target);
     if (flags.empty())
       return buildQuant(quant, error);

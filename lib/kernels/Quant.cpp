@@ -16,7 +16,8 @@ namespace {
 /// twice, amax then the output).
 constexpr int64_t kRowElements = 16384;
 /// Schemes without a row-wide amax give each program a chunk of a row this long: short rows
-/// (and few rows) then still spread over many programs.
+/// (and few rows) then still spread over many programs; half as long for few rows
+/// (QuantSpec::fewRows).
 constexpr int64_t kChunkElements = 2048;
 } // namespace
 
@@ -69,7 +70,7 @@ int64_t QuantSpec::columnsPerProgram() const {
   case QuantScheme::PerGroup:
   case QuantScheme::Mx:
   case QuantScheme::StaticPerTensor:
-    return std::max(powerOfTwoAtLeast(std::min(hidden, kChunkElements)), quant.group);
+    return std::max(powerOfTwoAtLeast(std::min(hidden, fewRows ? kChunkElements / 2 : kChunkElements)), quant.group);
   default:
     return 0;
   }
@@ -77,7 +78,8 @@ int64_t QuantSpec::columnsPerProgram() const {
 
 std::string QuantSpec::key() const {
   return name() + "/" + dtypeName(input) + "/" + quant.key() + "/n" + std::to_string(hidden) + "/w" +
-         std::to_string(warpSize) + (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
+         std::to_string(warpSize) + (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far") +
+         (fewRows ? "/rows=few" : "");
 }
 
 std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::string *error) {
@@ -117,7 +119,7 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
     // One program per row, or (schemes without a row-wide amax) per chunk of a row.
     const int64_t block = spec.columnsPerProgram() ? spec.columnsPerProgram() : std::max(chunk, spec.quant.group);
     KernelOptions options;
-    options.numWarps = rowWarps(block, spec.input, spec.warpSize);
+    options.numWarps = rowWarps(block, spec.input, spec.warpSize, spec.fewRows ? 16 : 32);
     auto k = mb.kernel(spec.name(), options);
     k.param("BLOCK", block);
     RowQuantizer quantizer(k, spec.quant, n, reach, spec.vectorAligned);
@@ -172,6 +174,7 @@ bool launchQuant(OpRuntime &rt, RowQuant quant, const TensorRef &out, const Tens
   spec.warpSize = rt.warpSize();
   spec.vectorAligned = vectorAligned({&out, &input});
   spec.within2GiB = within2GiB({&out, &input, &scales});
+  spec.fewRows = spec.columnsPerProgram() && m < kFewQuantRows;
   NamedArgs args;
   args.tensor("input", input);
   quantOutputArgs(args, spec.quant, out, scales);

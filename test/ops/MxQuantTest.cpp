@@ -165,21 +165,23 @@ TEST_P(MxQuantTest, MatchesAitersDefinitionByteForByte) {
   EXPECT_EQ(bad, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Host, MxQuantTest,
-    ::testing::Values(Case{DType::bf16, 9, 4096, MxScaleRound::RoundUp, false},
-                      Case{DType::bf16, 33, 96, MxScaleRound::RoundUp, true},
-                      Case{DType::f16, 6, 62, MxScaleRound::RoundDown, false}, // a partial last group
-                      Case{DType::f32, 5, 320, MxScaleRound::Even, false},
-                      Case{DType::bf16, 4, 200, MxScaleRound::Even, true},
-                      Case{DType::f16, 3, 128, MxScaleRound::Ceil, false},
-                      Case{DType::bf16, 2, 20000, MxScaleRound::RoundUp, false}, // in chunks
-                      Case{DType::f32, 1, 32, MxScaleRound::Ceil, true}),
-    [](const auto &info) {
-      const Case &c = info.param;
-      return std::string(dsl::dtypeName(c.in)) + "_" + std::to_string(c.m) + "x" + std::to_string(c.n) + "_" +
-             roundName(c.round) + (c.shuffle ? "_shuffled" : "");
-    });
+INSTANTIATE_TEST_SUITE_P(Host, MxQuantTest,
+                         ::testing::Values(Case{DType::bf16, 9, 4096, MxScaleRound::RoundUp, false},
+                                           Case{DType::bf16, 33, 96, MxScaleRound::RoundUp, true},
+                                           Case{DType::f16, 6, 62, MxScaleRound::RoundDown,
+                                                false}, // a partial last group
+                                           Case{DType::f32, 5, 320, MxScaleRound::Even, false},
+                                           Case{DType::bf16, 4, 200, MxScaleRound::Even, true},
+                                           Case{DType::f16, 3, 128, MxScaleRound::Ceil, false},
+                                           Case{DType::bf16, 2, 20000, MxScaleRound::RoundUp, false}, // in chunks
+                                           // From kFewQuantRows rows: chunks of 2048 columns, 32 bytes per thread
+                                           Case{DType::bf16, 520, 2080, MxScaleRound::RoundUp, true},
+                                           Case{DType::f32, 1, 32, MxScaleRound::Ceil, true}),
+                         [](const auto &info) {
+                           const Case &c = info.param;
+                           return std::string(dsl::dtypeName(c.in)) + "_" + std::to_string(c.m) + "x" +
+                                  std::to_string(c.n) + "_" + roundName(c.round) + (c.shuffle ? "_shuffled" : "");
+                         });
 
 TEST(MxQuantOp, RefusesBadArguments) {
   std::string error;

@@ -134,6 +134,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{QuantScheme::PerGroup, DType::bf16, DType::f8E4M3FN, 7, 7168, 128},
                       Case{QuantScheme::PerGroup, DType::f16, DType::i8, 5, 96, 32},
                       Case{QuantScheme::PerGroup, DType::f32, DType::f8E4M3FNUZ, 3, 320, 64},
+                      // From kFewQuantRows rows: chunks of 2048 columns, 32 bytes per thread
+                      Case{QuantScheme::PerGroup, DType::bf16, DType::f8E4M3FN, 515, 2176, 128},
                       Case{QuantScheme::StaticPerTensor, DType::bf16, DType::f8E4M3FN, 5, 5000, 0},
                       Case{QuantScheme::StaticPerTensor, DType::f32, DType::i8, 3, 33, 0},
                       // More rows than amax partials: programs reduce several rows each.

@@ -70,12 +70,18 @@ struct QuantSpec {
   int64_t hidden;
   int64_t warpSize = 32;
   bool vectorAligned = false, within2GiB = true;
+  /// Launched over fewer than kFewQuantRows rows: schemes quantizing chunks of a row give
+  /// each program 1024 columns and each thread 16 bytes instead of 2048 and 32, so a short
+  /// launch spreads over more multiprocessors with half the work per thread.
+  bool fewRows = false;
   std::string name() const;
   std::string key() const;
   /// Columns of a row each program quantizes (a grid [rows, chunks]); 0: programs take
   /// whole rows (per token, dynamic per tensor).
   int64_t columnsPerProgram() const;
 };
+/// Rows below which a chunked quantization launches the QuantSpec::fewRows kernel.
+constexpr int64_t kFewQuantRows = 512;
 /// The quantization kernel; DynamicPerTensor modules also hold "<name>_amax", which writes
 /// the partial amaxes the quantization kernel reads.
 std::unique_ptr<Module> buildQuant(const QuantSpec &spec, std::string *error);
