@@ -176,7 +176,9 @@ def per_1x32_f4_quant(input, shuffle=False, round_mode=1):
     groups = (n + 31) // 32
     shape = (shuffled_scale_rows(m), shuffled_scale_columns(groups)) if shuffle else (m, groups)
     out = _empty(input, (m, n // 2), lambda mod: mod.uint8)
-    scales = _empty(input, shape, lambda mod: mod.uint8, zeroed=True)  # shuffled: padding rows stay 0
+    # The kernel writes every scale of the rows it covers; only the shuffled layout's padding
+    # rows (past M, up to 256) must start at zero. Zeroing otherwise cost a memset launch.
+    scales = _empty(input, shape, lambda mod: mod.uint8, zeroed=shuffle)
     dynamic_per_group_scaled_quant(out, input, scales, 32, shuffle, round_mode)
     return out, scales
 
