@@ -97,13 +97,18 @@ struct TileUseWarpgroupDots : wavetile::tile::impl::TileUseWarpgroupDotsBase<Til
               return false;
         return true;
       };
+      // Decided for every dot before any is rewritten.
+      SmallVector<Candidate> chosen;
       llvm::SetVector<SharedAllocOp> buffers;
       for (Candidate c : candidates) {
         SharedAllocOp a = allocOf(c.a.getSource()), b = allocOf(c.b.getSource());
         if (!convertible(a) || !convertible(b))
           continue;
+        chosen.push_back(c);
         buffers.insert(a);
         buffers.insert(b);
+      }
+      for (Candidate c : chosen) {
         OpBuilder builder(c.dot);
         auto dot = SharedDotOp::create(builder, c.dot.getLoc(), c.dot.getType(), c.a.getSource(), c.b.getSource(),
                                        c.dot.getAcc());

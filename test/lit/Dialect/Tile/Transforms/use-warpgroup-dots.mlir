@@ -136,3 +136,26 @@ func.func @two_warps(%out: !tile.ptr<f32>) attributes {tile.kernel, tile.num_war
   tile.store %d, %out[%o] : tensor<64x64xf32>, !tile.ptr<f32>[tensor<64x64xi32>]
   return
 }
+
+// Two dots reading one A buffer (through two loads) with their own B buffers: both convert.
+// CHECK-LABEL: func.func @shared_a
+// CHECK-COUNT-2: tile.shared_dot
+// CHECK-NOT:     tile.dot
+func.func @shared_a(%out: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %a = tile.shared_alloc : !tile.shared<64x64xbf16>
+  %b = tile.shared_alloc : !tile.shared<64x64xbf16>
+  %c = tile.shared_alloc : !tile.shared<64x64xbf16>
+  %acc = arith.constant dense<0.0> : tensor<64x64xf32>
+  %x = tile.shared_load %a : !tile.shared<64x64xbf16> -> tensor<64x64xbf16>
+  %w = tile.shared_load %b : !tile.shared<64x64xbf16> -> tensor<64x64xbf16>
+  %wt = tile.trans %w [1, 0] : tensor<64x64xbf16> -> tensor<64x64xbf16>
+  %d = tile.dot %x, %wt, %acc : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+  %x2 = tile.shared_load %a : !tile.shared<64x64xbf16> -> tensor<64x64xbf16>
+  %v = tile.shared_load %c : !tile.shared<64x64xbf16> -> tensor<64x64xbf16>
+  %vt = tile.trans %v [1, 0] : tensor<64x64xbf16> -> tensor<64x64xbf16>
+  %e = tile.dot %x2, %vt, %d : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+  %z = arith.constant 0 : i32
+  %o = tile.splat %z : i32 -> tensor<64x64xi32>
+  tile.store %e, %out[%o] : tensor<64x64xf32>, !tile.ptr<f32>[tensor<64x64xi32>]
+  return
+}
