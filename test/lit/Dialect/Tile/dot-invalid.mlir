@@ -1,4 +1,5 @@
-// Verifier errors of tile.dot and tile.scaled_dot: shapes, element types, scales, pinned atoms.
+// Verifier errors of tile.dot, tile.scaled_dot and tile.shared_dot: shapes, element types, scales,
+// pinned atoms, shared layouts.
 // RUN: %wavetile-opt %s -split-input-file -verify-diagnostics
 
 func.func @dot_rank(%a: tensor<4x8x2xf16>, %b: tensor<8x4xf16>, %c: tensor<4x4xf32>) {
@@ -247,5 +248,25 @@ func.func @scaled_unscaled_atom(%a: tensor<32x64xf8E4M3FN>, %as: tensor<32x2xf8E
 func.func @scaled_atom_types(%a: tensor<32x64xf8E4M3FN>, %as: tensor<32x2xf8E8M0FNU>, %b: tensor<64x32xf8E4M3FN>, %bs: tensor<2x32xf8E8M0FNU>, %c: tensor<32x32xf32>) {
   // expected-error @+1 {{'tile.scaled_dot' op atom 'gfx950.mfma_scale_f32_32x32x64_f8f6f4.fp8_fp4' computes 'f8E4M3FN' x 'f4E2M1FN' -> 'f32', but the operands are 'f8E4M3FN' x 'f8E4M3FN' -> 'f32'}}
   %0 = tile.scaled_dot %a scale %as, %b scale %bs, %c {atom = "gfx950.mfma_scale_f32_32x32x64_f8f6f4.fp8_fp4"} : tensor<32x64xf8E4M3FN>, tensor<32x2xf8E8M0FNU>, tensor<64x32xf8E4M3FN>, tensor<2x32xf8E8M0FNU>, tensor<32x32xf32> -> tensor<32x32xf32>
+  return
+}
+
+// -----
+
+func.func @shared_dot_unswizzled(%c: tensor<64x64xf32>) {
+  %a = tile.shared_alloc : !tile.shared<64x64xbf16>
+  %b = tile.shared_alloc : !tile.shared<64x64xbf16, #tile.shared_layout<vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0], padding = 0>>
+  // expected-error @+1 {{'tile.shared_dot' op operand '!tile.shared<64x64xbf16>' must have the swizzled layout}}
+  %0 = tile.shared_dot %a, %b, %c : !tile.shared<64x64xbf16>, !tile.shared<64x64xbf16, #tile.shared_layout<vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0], padding = 0>>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @shared_dot_wide_rows(%c: tensor<64x64xf32>) {
+  %a = tile.shared_alloc : !tile.shared<64x128xbf16>
+  %b = tile.shared_alloc : !tile.shared<64x128xbf16>
+  // expected-error @+1 {{'tile.shared_dot' op operands must both be bf16, both f16, or f8E4M3FN/f8E5M2, in K rows of 32, 64 or 128 bytes; got 'bf16' and 'bf16' with K = 128}}
+  %0 = tile.shared_dot %a, %b, %c : !tile.shared<64x128xbf16>, !tile.shared<64x128xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
   return
 }

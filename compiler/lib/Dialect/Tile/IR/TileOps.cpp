@@ -3,6 +3,7 @@
 #include "wavetile/Dialect/Tile/IR/TileDialect.h"
 
 #include "wavetile/Atoms/AtomTable.h"
+#include "wavetile/Dialect/Tile/IR/Distribution.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Builders.h"
@@ -342,14 +343,25 @@ LogicalResult SharedDotOp::verify() {
       getResult().getType().getElementType() != acc.getElementType())
     return emitOpError() << "result must have the accumulator's type";
   Type aElem = a.getElementType(), bElem = b.getElementType();
-  auto isFp8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
-  bool halves = aElem == bElem && (aElem.isBF16() || aElem.isF16());
-  if (!halves && !(isFp8(aElem) && isFp8(bElem)))
-    return emitOpError() << "operands must both be bf16, both f16, or f8E4M3FN/f8E5M2, got " << aElem << " and "
-                         << bElem;
+  if (!takes(aElem, bElem, k))
+    return emitOpError() << "operands must both be bf16, both f16, or f8E4M3FN/f8E5M2, in K rows of 32, 64 or 128 "
+                            "bytes; got "
+                         << aElem << " and " << bElem << " with K = " << k;
   if (!acc.getElementType().isF32())
     return emitOpError() << "accumulates in f32, got " << acc.getElementType();
+  // The lowering describes the buffers by this swizzle; any other placement would be read wrong.
+  for (SharedType operand : {a, b})
+    if (operand.getEncoding() != operandSharedLayout(getContext(), operand.getShape(), operand.getElementType()))
+      return emitOpError() << "operand " << operand << " must have the swizzled layout "
+                           << operandSharedLayout(getContext(), operand.getShape(), operand.getElementType());
   return success();
+}
+
+bool SharedDotOp::takes(Type a, Type b, int64_t k) {
+  auto isFp8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
+  bool halves = a == b && (a.isBF16() || a.isF16());
+  int64_t rowBytes = k * a.getIntOrFloatBitWidth() / 8;
+  return (halves || (isFp8(a) && isFp8(b))) && (rowBytes == 32 || rowBytes == 64 || rowBytes == 128);
 }
 
 static bool isMxElementType(Type type) {

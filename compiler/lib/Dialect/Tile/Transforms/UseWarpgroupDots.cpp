@@ -54,14 +54,9 @@ std::optional<Candidate> match(DotOp dot) {
 /// of K that one 32-, 64- or 128-byte swizzle atom holds.
 bool fits(Candidate c, int64_t warpgroups) {
   SharedType a = c.a.getSource().getType(), b = c.b.getSource().getType();
-  Type aElem = a.getElementType(), bElem = b.getElementType();
-  auto isFp8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
-  bool halves = aElem == bElem && (aElem.isBF16() || aElem.isF16());
-  if ((!halves && !(isFp8(aElem) && isFp8(bElem))) || !c.dot.getAcc().getType().getElementType().isF32())
-    return false;
   int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = b.getDimSize(0);
-  int64_t rowBytes = k * aElem.getIntOrFloatBitWidth() / 8;
-  return m % (64 * warpgroups) == 0 && n % 64 == 0 && (rowBytes == 32 || rowBytes == 64 || rowBytes == 128);
+  return SharedDotOp::takes(a.getElementType(), b.getElementType(), k) &&
+         c.dot.getAcc().getType().getElementType().isF32() && m % (64 * warpgroups) == 0 && n % 64 == 0;
 }
 
 SharedAllocOp allocOf(Value view) {
