@@ -638,6 +638,14 @@ Value wavetile::dsl::approximateReciprocal(Operand x) {
   return quotient;
 }
 
+Value wavetile::dsl::approximateExp(Operand x) {
+  Value e = exp(x);
+  // 'afn' lets the GPU lowering skip exp's correction term.
+  if (e.valid())
+    unwrap(e).getDefiningOp<mlir::math::ExpOp>().setFastmath(ma::FastMathFlags::afn);
+  return e;
+}
+
 Value wavetile::dsl::abs(Operand x) {
   Value v = resolve(x, std::nullopt);
   if (!v.valid())

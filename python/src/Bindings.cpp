@@ -531,6 +531,7 @@ PYBIND11_MODULE(_wavetile, m) {
   WAVETILE_UNARY("sqrt", sqrt)
   WAVETILE_UNARY("rsqrt", rsqrt)
   WAVETILE_UNARY("approximate_reciprocal", approximateReciprocal)
+  WAVETILE_UNARY("approximate_exp", approximateExp)
   WAVETILE_UNARY("abs", abs)
   WAVETILE_UNARY("tanh", tanh)
   WAVETILE_UNARY("erf", erf)

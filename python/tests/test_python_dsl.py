@@ -67,6 +67,21 @@ def test_approximate_reciprocal_on_the_host_and_in_the_ir():
     assert "arith.divf" in reciprocal.ir() and "fastmath<afn>" in reciprocal.ir()
 
 
+def test_approximate_exp_on_the_host_and_in_the_ir():
+    @wt.kernel
+    def exponential(x: wt.pointer[wt.f32], out: wt.pointer[wt.f32], n: wt.i32):
+        offsets = wt.arange(0, 256)
+        wt.store(out, offsets, wt.approximate_exp(wt.load(x, offsets, offsets < n)), offsets < n)
+
+    n = 200
+    x = (rng().standard_normal(n) * 10).astype(np.float32)
+    out = np.full(n + 3, np.nan, np.float32)
+    exponential[(1,)](x, out, n)
+    np.testing.assert_allclose(out[:n], np.exp(x.astype(np.float64)), rtol=4 * 2.0**-23)  # exact on the host
+    assert np.isnan(out[n:]).all()
+    assert "math.exp" in exponential.ir() and "fastmath<afn>" in exponential.ir()
+
+
 def test_repeated_launches_take_the_fast_path():
     r = rng()
     n = 3000

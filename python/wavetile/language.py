@@ -76,4 +76,6 @@ where = _C.where
 exp, exp2, log, sqrt, rsqrt = _C.exp, _C.exp2, _C.log, _C.sqrt, _C.rsqrt
 # 1/x by the GPU's reciprocal instruction (within 1 ulp, no branch); exact on the host.
 approximate_reciprocal = _C.approximate_reciprocal
+# e^x as the GPU's exp2 of x·log2(e) without its rounding correction (for 16-bit results).
+approximate_exp = _C.approximate_exp
 abs, tanh, erf, floor = _C.abs, _C.tanh, _C.erf, _C.floor

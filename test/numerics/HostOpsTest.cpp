@@ -2056,6 +2056,7 @@ TEST_F(HostOps, ElementwiseOpsMatchCpp) {
     put(of, secF, "log", log(abs(x) + 0.5));
     put(of, secF, "rsqrt", rsqrt(abs(x) + 0.5));
     put(of, secF, "reciprocal", approximateReciprocal(x));
+    put(of, secF, "approximate_exp", approximateExp(x * 0.01));
     put(of, secF, "tanh", tanh(x * 0.01));
     put(of, secF, "erf", erf(x * 0.01));
     put(of, secF, "bf16roundtrip", x.to(DType::bf16).to(DType::f32));
@@ -2163,6 +2164,9 @@ TEST_F(HostOps, ElementwiseOpsMatchCpp) {
     approx("log", std::log(double(std::fabs(x) + 0.5f)));
     approx("rsqrt", 1 / std::sqrt(double(std::fabs(x) + 0.5f)));
     approx("reciprocal", double(1.0f / x)); // overflows to inf where f32 does
+    // approximateExp's documented bound on GPUs: exp's plus |x|·log2(e)·2^-24 relative.
+    approx("approximate_exp", std::exp(double(x100)));
+    tolF["approximate_exp"].back() += std::exp(double(x100)) * std::fabs(x100) * M_LOG2E * 0x1p-24;
     approx("tanh", std::tanh(double(x100)));
     approx("erf", std::erf(double(x100)));
     wantF["bf16roundtrip"].push_back(fromHalf(kBF16, toHalf(kBF16, x)));

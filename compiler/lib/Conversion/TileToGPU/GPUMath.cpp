@@ -27,9 +27,18 @@ bool hasNativeInstruction(StringRef name) {
 
 bool isF32(Type type) { return getElementTypeOrSelf(type).isF32(); }
 
+/// The f32 constant v as a value of `type` (f32 or a shaped type of f32, splat).
+Value f32Constant(OpBuilder &b, Location loc, Type type, double v) {
+  Attribute value = b.getF32FloatAttr(float(v));
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    value = DenseElementsAttr::get(shaped, value);
+  return arith::ConstantOp::create(b, loc, type, cast<TypedAttr>(value));
+}
+
 /// f32 exp(x) = 2^(x log2 e) on the hardware's exp2, a few instructions instead of a
 /// polynomial. The product's rounding error (x·log2 e - hi, plus log2 e's own) would cost up
-/// to |x|·2^-24 relative, so it is carried as lo and applied as 2^hi · (1 + lo·ln 2).
+/// to |x|·2^-24 relative, so it is carried as lo and applied as 2^hi · (1 + lo·ln 2), unless
+/// the op allows approximation ('afn': the DSL's approximateExp).
 struct ExpThroughExp2 : OpRewritePattern<math::ExpOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(math::ExpOp op, PatternRewriter &rw) const override {
@@ -37,19 +46,18 @@ struct ExpThroughExp2 : OpRewritePattern<math::ExpOp> {
     if (!isF32(type))
       return failure();
     Location loc = op.getLoc();
-    auto constant = [&](double v) -> Value {
-      Attribute value = rw.getF32FloatAttr(float(v));
-      if (auto shaped = dyn_cast<ShapedType>(type))
-        value = DenseElementsAttr::get(shaped, value);
-      return arith::ConstantOp::create(rw, loc, type, cast<TypedAttr>(value));
-    };
+    auto constant = [&](double v) { return f32Constant(rw, loc, type, v); };
     const float log2eHi = float(M_LOG2E);
     const double log2eLo = M_LOG2E - double(log2eHi);
     Value x = op.getOperand();
     Value hi = arith::MulFOp::create(rw, loc, x, constant(log2eHi));
+    Value e = math::Exp2Op::create(rw, loc, hi);
+    if (bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn)) {
+      rw.replaceOp(op, e);
+      return success();
+    }
     Value productError = math::FmaOp::create(rw, loc, x, constant(log2eHi), arith::NegFOp::create(rw, loc, hi));
     Value lo = math::FmaOp::create(rw, loc, x, constant(log2eLo), productError);
-    Value e = math::Exp2Op::create(rw, loc, hi);
     Value corrected = math::FmaOp::create(rw, loc, e, arith::MulFOp::create(rw, loc, lo, constant(M_LN2)), e);
     // Where 2^hi is 0, infinite or NaN (|hi| >= 126), the correction would only make NaNs.
     Value finite = arith::CmpFOp::create(rw, loc, arith::CmpFPredicate::OLT, math::AbsFOp::create(rw, loc, hi),
@@ -59,24 +67,42 @@ struct ExpThroughExp2 : OpRewritePattern<math::ExpOp> {
   }
 };
 
+/// f32 rsqrt(x) as the hardware's reciprocal square root, as CUDA's rsqrtf and Triton's
+/// rsqrt: 1/sqrt(x) with both allowed to approximate, which NVPTX selects as rsqrt.approx.f32
+/// and AMDGPU as v_sqrt_f32 and v_rcp_f32 (within 2 ulp). Correctly rounded, the pair was two
+/// refinement sequences with slow paths on a norm's critical path.
+struct RsqrtThroughApproximateSqrt : OpRewritePattern<math::RsqrtOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::RsqrtOp op, PatternRewriter &rw) const override {
+    Type type = op.getType();
+    if (!isF32(type))
+      return failure();
+    Location loc = op.getLoc();
+    Value sqrt = math::SqrtOp::create(rw, loc, op.getOperand(), arith::FastMathFlags::afn);
+    rw.replaceOpWithNewOp<arith::DivFOp>(op, f32Constant(rw, loc, type, 1.0), sqrt, arith::FastMathFlags::afn);
+    return success();
+  }
+};
+
 struct LowerGPUMath : wavetile::impl::LowerGPUMathBase<LowerGPUMath> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     // Every expansion but fma's into a product and a sum: an fma is one instruction, and
     // kernels use it for its single rounding (exact remainders).
-    math::populateExpansionPatterns(patterns, {"ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh",
-                                               "ceil", "exp2", "powf", "fpowi", "round", "roundeven", "rsqrt",
-                                               "clampf"});
-    // f16/bf16 go through f32 for everything without a native instruction; f32 exp stays
-    // for the second step (the expansions would turn its exp2 back into exp).
+    math::populateExpansionPatterns(patterns, {"ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh", "ceil",
+                                               "exp2", "powf", "fpowi", "round", "roundeven", "clampf"});
+    // f16/bf16 go through f32 for everything without a native instruction; f32 exp and rsqrt
+    // stay for the second step (the expansions would turn exp2 back into exp).
     populateMathF32ExpansionPatterns(patterns, [](StringRef name) { return !hasNativeInstruction(name); });
-    populateMathPolynomialApproximationPatterns(
-        patterns, [](StringRef name) { return !hasNativeInstruction(name) && name != "math.exp" && name != "exp"; });
+    populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+      name.consume_front("math.");
+      return !hasNativeInstruction(name) && name != "exp" && name != "rsqrt";
+    });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
-    RewritePatternSet exp(&getContext());
-    exp.add<ExpThroughExp2>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(exp))))
+    RewritePatternSet hardware(&getContext());
+    hardware.add<ExpThroughExp2, RsqrtThroughApproximateSqrt>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(hardware))))
       return signalPassFailure();
     // Anything still a math op without a native instruction would become a library call.
     WalkResult leftover = getOperation()->walk([&](Operation *op) {

@@ -144,6 +144,10 @@ Value rsqrt(Operand x);
 /// GPUs (NVIDIA rcp.approx.f32, CDNA v_rcp_f32, one instruction instead of a division's
 /// refinement and slow path); on the host the exact quotient. For values that tolerate it.
 Value approximateReciprocal(Operand x);
+/// e^x for floats as the GPU's exp2 instruction of x·log2(e), without carrying that
+/// product's rounding: |x|·2^-24 relative error more than exp (which is within a few ulp),
+/// so for values rounded to 16 bits afterwards. Exact on the host.
+Value approximateExp(Operand x);
 Value abs(Operand x);
 Value tanh(Operand x);
 Value erf(Operand x);

@@ -1,6 +1,6 @@
 // wavetile-gpu-math: transcendental math becomes arithmetic (no device library calls later);
 // ops with native instructions stay. f32 exp goes through the hardware's exp2 with the
-// product's rounding error carried along.
+// product's rounding error carried along; rsqrt is the hardware's (an approximate 1/sqrt).
 // RUN: %wavetile-opt %s -split-input-file -wavetile-gpu-math -verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @approximated
@@ -9,7 +9,10 @@
 // CHECK-NOT:     math.tanh
 // CHECK-NOT:     math.erf
 // CHECK-NOT:     math.rsqrt
-// CHECK:         math.sqrt
+// CHECK:         %[[ONE:.*]] = arith.constant dense<1.000000e+00> : vector<4xf32>
+// CHECK:         %[[ROOT:.*]] = math.sqrt %{{.*}} fastmath<afn> : vector<4xf32>
+// CHECK:         arith.divf %[[ONE]], %[[ROOT]] fastmath<afn> : vector<4xf32>
+// CHECK:         math.sqrt %{{.*}} : vector<4xf32>
 // CHECK:         math.floor
 // CHECK:         return
 func.func @approximated(%x: vector<4xf32>, %h: bf16) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, bf16) {
@@ -29,16 +32,29 @@ func.func @approximated(%x: vector<4xf32>, %h: bf16) -> (vector<4xf32>, vector<4
 // CHECK-LABEL: func.func @exp_through_exp2
 // CHECK-SAME:    (%[[X:.*]]: vector<4xf32>)
 // CHECK:         %[[HI:.*]] = arith.mulf %[[X]], %[[LOG2E:.*]] : vector<4xf32>
+// CHECK:         %[[E:.*]] = math.exp2 %[[HI]] : vector<4xf32>
 // CHECK:         %[[NEG:.*]] = arith.negf %[[HI]]
 // CHECK:         %[[ERR:.*]] = math.fma %[[X]], %[[LOG2E]], %[[NEG]]
 // CHECK:         %[[LO:.*]] = math.fma %[[X]], %{{.*}}, %[[ERR]]
-// CHECK:         %[[E:.*]] = math.exp2 %[[HI]] : vector<4xf32>
 // CHECK:         %[[SCALED:.*]] = arith.mulf %[[LO]]
 // CHECK:         %[[FIXED:.*]] = math.fma %[[E]], %[[SCALED]], %[[E]]
 // CHECK:         %[[FINITE:.*]] = arith.cmpf olt
 // CHECK:         arith.select %[[FINITE]], %[[FIXED]], %[[E]]
 func.func @exp_through_exp2(%x: vector<4xf32>) -> vector<4xf32> {
   %e = math.exp %x : vector<4xf32>
+  return %e : vector<4xf32>
+}
+
+// -----
+
+// An exp that allows approximation (afn) is the exp2 of the rounded product alone.
+// CHECK-LABEL: func.func @approximate_exp
+// CHECK-SAME:    (%[[X:.*]]: vector<4xf32>)
+// CHECK:         %[[HI:.*]] = arith.mulf %[[X]], %{{.*}} : vector<4xf32>
+// CHECK-NEXT:    %[[E:.*]] = math.exp2 %[[HI]] : vector<4xf32>
+// CHECK-NEXT:    return %[[E]]
+func.func @approximate_exp(%x: vector<4xf32>) -> vector<4xf32> {
+  %e = math.exp %x fastmath<afn> : vector<4xf32>
   return %e : vector<4xf32>
 }
 
