@@ -60,8 +60,13 @@ std::unique_ptr<Module> wavetile::ops::buildGatedActivation(const GatedActivatio
     Value g = load(input, {row, c}).to(DType::f32);
     Value up = load(input, {row, c + d}).to(DType::f32);
     // The reciprocal instruction's rounding (1 ulp) instead of a division's: the gate's
-    // sigmoid feeds a product rounded to the output dtype.
-    auto sigmoid = [](Value x) { return approximateReciprocal(1.0 + exp(-x)); };
+    // sigmoid feeds a product rounded to the output dtype. For 16-bit outputs exp's own
+    // product rounding (|x|·2^-24 relative) is as negligible, and its correction was a third
+    // of the instructions (H200: silu_and_mul 231 SASS instructions per 16 bytes, 179 without).
+    const bool roundedTo16Bits = bitWidth(dt) == 16;
+    auto sigmoid = [&](Value x) {
+      return approximateReciprocal(1.0 + (roundedTo16Bits ? approximateExp(-x) : exp(-x)));
+    };
     Value y;
     switch (spec.kind) {
     case GatedActivation::Silu:
