@@ -45,7 +45,10 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
   ModuleBuilder mb;
   {
     KernelOptions options; // one program per row
-    options.numWarps = rowWarps(block, spec.dtype, spec.warpSize, spec.manyRows ? 64 : 32);
+    const int64_t bytesPerThread = spec.manyRows ? 64 : 32;
+    options.numWarps = rowWarps(block, spec.dtype, spec.warpSize, bytesPerThread);
+    // Threads hold more of the row where the 512-thread cap binds (N = 16384 in 16 bits).
+    const bool capped = block * (bitWidth(spec.dtype) / 8) > bytesPerThread * options.numWarps * spec.warpSize;
     auto k = mb.kernel(spec.name(), options);
     k.param("BLOCK", block);
     const DType dt = spec.dtype;
@@ -133,11 +136,12 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
       else
         store(*out, {row, c0 + columns}, y.to(dt));
     };
-    // The whole row in registers: per-token quantization takes its amax first. Plain
-    // RMSNorm reads its weights with the row, so their latency overlaps the row's (one DRAM
-    // round trip fewer: -0.1 to -0.2 us per call at M = 1 on the H200); with a bias or a
-    // quantized output the registers held across the reductions cost more occupancy than
-    // that gains at large M (LayerNorm N=16384 lost 35%).
+    // The whole row in registers: per-token quantization takes its amax first. The weights
+    // are read with the row, so their latency overlaps the row's (one DRAM round trip fewer:
+    // -0.1 to -0.5 us per call at M = 1 on the H200), except with a bias or a quantized
+    // output by the kernel for many rows or where threads hold more than their share: there
+    // the registers held across the reductions cost more occupancy than that gains
+    // (LayerNorm N=16384 lost 35% at M = 32768; 112 instead of 58 registers at few rows).
     std::optional<Affine> rowAffine;
     auto normalize = [&](Value x, std::optional<Value> mean, Value scale) {
       Value y = normalized(rowAffine ? *rowAffine : affineAt(columns), x, mean, scale);
@@ -161,7 +165,7 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
     };
     if (singlePass) {
       Value x = readRow(columns, true);
-      if (!layer && !quantizer)
+      if ((!spec.manyRows && !capped) || (!layer && !quantizer))
         rowAffine = affineAt(columns);
       if (!layer) {
         normalize(x, std::nullopt, rsqrt((x * x).sum(0) / double(n) + epsilon));
