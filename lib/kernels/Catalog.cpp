@@ -19,7 +19,7 @@ using namespace wavetile::ops;
 const char *wavetile::ops::opCatalogHelp() {
   return "rmsnorm2d_fwd:DTYPE:N[:gemma][:t5][:a16], rmsnorm2d_fwd_with_add:DTYPE:N[:gemma][:t5][:a16], "
          "layernorm2d_fwd[_with_add]:DTYPE:N[:a16], "
-         "rmsnorm2d_fwd[_with_add]_dynamicquant:DTYPE:N[:t5][:QUANT][:a16] (norms: [:rows=many], the kernel for "
+         "rmsnorm2d_fwd_with[_add]_dynamicquant:DTYPE:N[:t5][:QUANT][:a16] (norms: [:rows=many], the kernel for "
          "launches over many rows), "
          "dynamic_per_token_scaled_quant|static_per_tensor_quant|dynamic_per_tensor_quant:DTYPE:N[:out=...][:a16], "
          "dynamic_per_group_scaled_quant:DTYPE:N:group=32|64|128[:QUANT][:a16] (QUANT: out=f8E4M3FN|f8E4M3FNUZ|i8 "
@@ -32,7 +32,8 @@ const char *wavetile::ops::opCatalogHelp() {
          "gemm_a8w8:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ|i8[:token][:channel][:bias][:bm=..]...[:a16], "
          "gemm_a8w8_blockscale:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ[:bm=..]...[:a16], gemm_a4w4:OUT:K:n=N[:bias]..., "
          "rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]"
-         "[:nope_first][:pos=i32|i64][:a16] (D the head size, F the tables' width) (DTYPE f32, f16 or bf16; a16: "
+         "[:nope_first][:pos=i32|i64][:tokens=many][:a16] (D the head size, F the tables' width; tokens=many: the "
+         "kernel for launches over many tokens) (DTYPE f32, f16 or bf16; a16: "
          "16-byte aligned pointers and rows)";
 }
 
@@ -242,7 +243,7 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
       return buildDequant(dq, error);
   } else if (parts[0].starts_with("rope_cached")) {
     // rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]
-    // [:nope_first][:pos=i32|i64][:a16]
+    // [:nope_first][:pos=i32|i64][:tokens=many][:a16]
     RopeSpec rope{*dtype, DType::f32, 1, hidden, hidden};
     rope.positions = parts[0].find("_positions") != std::string_view::npos ? std::optional(DType::i64) : std::nullopt;
     rope.offsets = parts[0].find("_offsets") != std::string_view::npos;
@@ -264,6 +265,8 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
         rope.options.reuseFreqsFrontPart = true;
       else if (flag == "nope_first")
         rope.options.nopeFirst = true;
+      else if (flag == "tokens=many")
+        rope.manyTokens = true;
       else if (flag == "pos=i32" && rope.positions)
         rope.positions = DType::i32;
       else if (flag == "pos=i64" && rope.positions)
