@@ -35,12 +35,14 @@ L2_BYTES = 60 << 20  # H200: 50 MiB of L2; rotate through more than that
 MS = [1, 32, 256, 4096, 32768]
 NS = [4096, 7168, 8192, 16384]
 EPS = 1e-6
-lines, results, failures = [], [], 0
+results, failures = [], 0
 
 
 def report(text=""):
-    lines.append(text)
     print(text, flush=True)
+    # Written as it goes, so a run cut short by the device's time limit still leaves its tables.
+    with open(os.path.join(OUT, "ops_bench.md"), "a") as f:
+        f.write(text + "\n")
 
 
 @triton.jit
@@ -645,8 +647,6 @@ def main():
     for name in os.environ.get("OPS", ",".join(benches)).split(","):
         benches[name]()
     report(f"numerics: {len([r for r in results if 'ok' in r]) - failures} passed, {failures} failed")
-    with open(os.path.join(OUT, "ops_bench.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
     with open(os.path.join(OUT, "ops_bench.json"), "w") as f:
         json.dump(results, f, indent=1)
     try:

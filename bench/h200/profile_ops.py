@@ -24,6 +24,13 @@ CASES = {
     "rmsnorm": lambda m, n: (lambda x, w: b.ops.rmsnorm2d_fwd(x, w, b.EPS), lambda x, w: b.triton_rmsnorm(x, w, b.EPS),
                              (torch.randn(m, n, device="cuda", dtype=torch.bfloat16),
                               torch.rand(n, device="cuda", dtype=torch.bfloat16) + 0.5)),
+    "layernorm": lambda m, n: (lambda x, w, bias: b.ops.layernorm2d_fwd(x, w, bias, b.EPS),
+                               lambda x, w, bias: b.triton_layernorm(x, w, bias, b.EPS),
+                               (torch.randn(m, n, device="cuda", dtype=torch.bfloat16),
+                                torch.rand(n, device="cuda", dtype=torch.bfloat16) + 0.5,
+                                torch.rand(n, device="cuda", dtype=torch.bfloat16) - 0.5)),
+    "silu": lambda m, n: (b.wavetile_silu_and_mul, b.triton_silu_and_mul,
+                          (torch.randn(m, 2 * n, device="cuda", dtype=torch.bfloat16),)),
     "quant": lambda m, n: (b.wavetile_per_token_quant, b.triton_per_token_quant,
                            (torch.randn(m, n, device="cuda", dtype=torch.bfloat16),)),
     # M x N x N bf16 GEMM against cuBLAS (torch.matmul)

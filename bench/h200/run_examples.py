@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Runs Wavetile's sm_90 example kernels on an NVIDIA GPU and compares them with the host (or,
-for plans saved with `wavetile run --target sm_90 --emulate --save`, with the emulator's outputs).
+"""Runs Wavetile's example kernels for an NVIDIA target (sm_90a or sm_90) on the GPU and compares
+them with the host (or, for plans saved with `wavetile run --target T --emulate --save`, with the
+emulator's outputs).
 
 Inputs (made on the build machine by bench/h200/prepare.sh):
   DIR/<kernel>.ptx, .manifest  PTX and launch manifest from `wavetile compile --example <name>
-                               --target sm_90 --emit ptx --manifest ...`
+                               --target T --emit ptx --manifest ...`
   DIR/<kernel>.json + *.bin    launch plans from `wavetile run <name> --save DIR`: every buffer
                                as it was before the run, and *.host.bin with the host JIT's outputs
   RUNTIME                      libwavetile_runtime.so, built here from runtime/ (no LLVM needed):
@@ -267,11 +268,11 @@ def interleaved_ms(median_ms, ours, theirs):
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    directory = args[0] if args else "dist/sm_90"
+    directory = args[0] if args else "dist/sm_90a"
     driver = Driver(args[1] if len(args) > 1 else "build-runtime/lib/libwavetile_runtime.so")
     plan_files = sorted(p for p in os.listdir(directory) if p.endswith(".json"))
     references = sorted({json.load(open(os.path.join(directory, p))).get("reference", "host") for p in plan_files})
-    lines = [f"# Wavetile sm_90 examples vs {', '.join(references)} results\n",
+    lines = [f"# Wavetile {os.path.basename(os.path.normpath(directory))} examples vs {', '.join(references)} results\n",
              f"device: {torch.cuda.get_device_name()} (Wavetile target {driver.target}), torch {torch.__version__}\n",
              "Loaded and launched through the Wavetile runtime (C API, libwavetile_runtime.so).\n",
              "| kernel | output | result | status |", "|---|---|---|---|"]
