@@ -60,6 +60,20 @@ func.func @approximate_exp(%x: vector<4xf32>) -> vector<4xf32> {
 
 // -----
 
+// A 16-bit exp goes through f32 keeping its 'afn': no correction there either.
+// CHECK-LABEL: func.func @approximate_exp_bf16
+// CHECK:         %[[WIDE:.*]] = arith.extf %{{.*}} : bf16 to f32
+// CHECK:         %[[HI:.*]] = arith.mulf %[[WIDE]], %{{.*}} : f32
+// CHECK-NEXT:    %[[E:.*]] = math.exp2 %[[HI]] : f32
+// CHECK-NOT:     math.fma
+// CHECK:         arith.truncf %[[E]] : f32 to bf16
+func.func @approximate_exp_bf16(%x: bf16) -> bf16 {
+  %e = math.exp %x fastmath<afn> : bf16
+  return %e : bf16
+}
+
+// -----
+
 // A kernel's fma stays one op (exact remainders rely on its single rounding): it is not
 // expanded into a product and a sum.
 // CHECK-LABEL: func.func @fma_is_native
