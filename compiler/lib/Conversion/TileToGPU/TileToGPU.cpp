@@ -2011,13 +2011,28 @@ struct ReduceLowering : GpuPattern<ReduceOp> {
         storeShared(rw, loc, view, slot, partial);
       }
       barrier(rw, loc);
-      for (auto [partial, linear] : llvm::zip(partials, outLinear)) {
-        Value acc = loadShared(rw, loc, view, linear, element);
-        for (int64_t w = 1; w < warps; ++w) {
-          Value slot = arith::AddIOp::create(rw, loc, i32Const(rw, loc, w * outputs), linear);
-          acc = combineValues(rw, acc, loadShared(rw, loc, view, slot, element));
+      // Lanes along the axis share their outputs. Where there are at least as many as warps,
+      // lane i reads warp (i mod warps)'s partial and a butterfly over those lanes combines
+      // them: one shared load and log2(warps) shuffles per output, not a load and a combine
+      // per warp (fewer instructions and registers between the reduction and its users).
+      if (warps <= p.threads) {
+        Value axisLane = arith::DivUIOp::create(rw, loc, ctx.lane, i32Const(rw, loc, stride));
+        Value readWarp = arith::RemUIOp::create(rw, loc, axisLane, i32Const(rw, loc, warps));
+        Value readBase = arith::MulIOp::create(rw, loc, readWarp, i32Const(rw, loc, outputs));
+        for (auto [partial, linear] : llvm::zip(partials, outLinear)) {
+          partial = loadShared(rw, loc, view, arith::AddIOp::create(rw, loc, readBase, linear), element);
+          for (int64_t mask = stride; mask < stride * warps; mask *= 2)
+            partial = combineValues(rw, partial, butterflyPartner(rw, loc, ctx, partial, mask, stride));
         }
-        partial = acc;
+      } else {
+        for (auto [partial, linear] : llvm::zip(partials, outLinear)) {
+          Value acc = loadShared(rw, loc, view, linear, element);
+          for (int64_t w = 1; w < warps; ++w) {
+            Value slot = arith::AddIOp::create(rw, loc, i32Const(rw, loc, w * outputs), linear);
+            acc = combineValues(rw, acc, loadShared(rw, loc, view, slot, element));
+          }
+          partial = acc;
+        }
       }
     }
 

@@ -10,7 +10,8 @@
 // bytes of shared memory): lane distances 1 and 2 by DPP quad_perm swaps, 4 and 8 by
 // row_half_mirror / row_mirror (the lower lane bits are combined by then, so lane ^ 7 and
 // lane ^ 15 hold what lane ^ 4 and lane ^ 8 do), 16 and 32 by xor shuffles. Grid sizes are
-// the three trailing arguments.
+// the three trailing arguments. Across warps, lane i reads warp (i mod 4)'s partial and the
+// quad swaps combine the four.
 // CHECK:       gpu.module @wavetile
 // CHECK-LABEL: gpu.func @copy
 // CHECK-SAME:    (%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32, %{{.*}}: i32, %[[GY:.*]]: i32, %{{.*}}: i32)
@@ -31,8 +32,11 @@
 // CHECK:         gpu.barrier
 // CHECK:         memref.view %[[SCRATCH]]
 // CHECK:         gpu.barrier
+// CHECK:         %[[W:.*]] = memref.load
+// CHECK:         amdgpu.dpp %[[W]] %[[W]] quad_perm([1 : i32, 0 : i32, 3 : i32, 2 : i32]) : f32
+// CHECK:         amdgpu.dpp %[[W2:.*]] %[[W2]] quad_perm([2 : i32, 3 : i32, 0 : i32, 1 : i32]) : f32
 // CHECK:         llvm.store {{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
-// CHECK:         "test.use"(%[[PID]], %[[GY]])
+// CHECK:         "test.use"(%[[PID]], %[[GY]], %{{.*}})
 func.func @copy(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %n: i32) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.warp_size = 64 : i32} {
   %pid = tile.program_id 0
   %r = tile.arange 0 to 1024 : tensor<1024xi32, #l>
@@ -40,7 +44,55 @@ func.func @copy(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %n: i32) attributes {til
   %s = tile.reduce sum %v axis = 0 : tensor<1024xf32, #l> -> f32
   tile.store %v, %y[%r] : tensor<1024xf32, #l>, !tile.ptr<f32>[tensor<1024xi32, #l>]
   %count = tile.num_programs 1
-  "test.use"(%pid, %count) : (i32, i32) -> ()
+  "test.use"(%pid, %count, %s) : (i32, i32, f32) -> ()
+  return
+}
+
+// -----
+
+// Across warps when the lanes along the axis are not the lowest lane bits: 4 lanes of stride
+// 16 hold each column, so both the in-warp butterfly and the cross-warp one (lane i reads
+// warp (i / 16 mod 4)'s partial) are xor shuffles over lane distances 16 and 32.
+#t = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 16], warpsPerBlock = [4, 1], order = [1, 0]>
+// CHECK-LABEL: gpu.func @columns
+// CHECK-COUNT-4: gpu.shuffle  xor %{{.*}}, %c16_i32, %c64_i32 : f32
+// CHECK-COUNT-4: gpu.shuffle  xor %{{.*}}, %c32_i32, %c64_i32 : f32
+// CHECK:         gpu.barrier
+// CHECK-COUNT-4: memref.store
+// CHECK:         gpu.barrier
+// CHECK-COUNT-4: memref.load %{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT:    gpu.shuffle  xor %{{.*}}, %c16_i32, %c64_i32 : f32
+// CHECK-NEXT:    arith.addf
+// CHECK-NEXT:    gpu.shuffle  xor %{{.*}}, %c32_i32, %c64_i32 : f32
+func.func @columns(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.warp_size = 64 : i32} {
+  %r = tile.arange 0 to 64 : tensor<64xi32, #tile.slice<dim = 0, parent = #t>>
+  %c = tile.expand_dims %r axis = 0 : tensor<64xi32, #tile.slice<dim = 0, parent = #t>> -> tensor<1x64xi32, #t>
+  %b = tile.broadcast %c : tensor<1x64xi32, #t> -> tensor<16x64xi32, #t>
+  %v = tile.load %x[%b] : !tile.ptr<f32>[tensor<16x64xi32, #t>] -> tensor<16x64xf32, #t>
+  %s = tile.reduce sum %v axis = 0 : tensor<16x64xf32, #t> -> tensor<64xf32, #tile.slice<dim = 0, parent = #t>>
+  tile.store %s, %y[%r] : tensor<64xf32, #tile.slice<dim = 0, parent = #t>>, !tile.ptr<f32>[tensor<64xi32, #tile.slice<dim = 0, parent = #t>>]
+  return
+}
+
+// -----
+
+// Fewer lanes along the axis (one) than warps (four): every thread reads the four warps'
+// partials and combines them in order.
+#one = #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [1, 64], warpsPerBlock = [4, 1], order = [1, 0]>
+// CHECK-LABEL: gpu.func @rows
+// CHECK-NOT:     gpu.shuffle
+// CHECK:         gpu.barrier
+// CHECK:         memref.store
+// CHECK:         gpu.barrier
+// CHECK-COUNT-4: memref.load
+// CHECK-NOT:     gpu.shuffle
+func.func @rows(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.warp_size = 64 : i32} {
+  %r = tile.arange 0 to 64 : tensor<64xi32, #tile.slice<dim = 0, parent = #one>>
+  %c = tile.expand_dims %r axis = 0 : tensor<64xi32, #tile.slice<dim = 0, parent = #one>> -> tensor<1x64xi32, #one>
+  %b = tile.broadcast %c : tensor<1x64xi32, #one> -> tensor<4x64xi32, #one>
+  %v = tile.load %x[%b] : !tile.ptr<f32>[tensor<4x64xi32, #one>] -> tensor<4x64xf32, #one>
+  %s = tile.reduce max %v axis = 0 : tensor<4x64xf32, #one> -> tensor<64xf32, #tile.slice<dim = 0, parent = #one>>
+  tile.store %s, %y[%r] : tensor<64xf32, #tile.slice<dim = 0, parent = #one>>, !tile.ptr<f32>[tensor<64xi32, #tile.slice<dim = 0, parent = #one>>]
   return
 }
 
