@@ -12,8 +12,19 @@ using namespace wavetile::dsl;
 using namespace wavetile::ops;
 
 namespace {
-/// Columns one program covers: the output width up to 2048, as a power of two.
-int64_t columnBlock(int64_t width) { return powerOfTwoAtLeast(std::min<int64_t>(width, 2048)); }
+/// Columns one program covers: the output width up to 2048, as a power of two. Wider rows
+/// that 2048 does not divide take the largest power of two from 512 up that does, so that no
+/// program is partly masked (d=7168: 1024-column programs instead of every fourth program
+/// half empty).
+int64_t columnBlock(int64_t width) {
+  constexpr int64_t kWidest = 2048, kNarrowest = 512;
+  if (width <= kWidest)
+    return powerOfTwoAtLeast(width);
+  int64_t block = kWidest;
+  while (block > kNarrowest && width % block)
+    block /= 2;
+  return width % block ? kWidest : block;
+}
 } // namespace
 
 const char *wavetile::ops::gatedActivationName(GatedActivation kind) {
