@@ -17,9 +17,13 @@ constexpr int64_t kChunkElements = 4096;
 /// chunks (one program per chunk measured 5-15% slower at 4096 and 32768 tokens).
 constexpr int64_t kFewTokens = 512;
 /// From kFewTokens on, tokens of at most this many chunks take 64 bytes per thread
-/// (RopeSpec::manyTokens). H200, 4096 and 32768 tokens against 32 bytes: 32 and 56 heads of
+/// (RopeSpec::wideThreads). H200, 4096 and 32768 tokens against 32 bytes: 32 and 56 heads of
 /// 128 4-10% faster, 64 heads within 2%, 128 heads (four chunks walked in turn) 4-5% slower.
 constexpr int64_t kWideChunksPerToken = 2;
+/// Below kFewTokens, launches of at least this many programs (one per chunk) take 64 bytes
+/// per thread: 256 tokens of 128 heads of 128 are 1024 programs of 256 threads at 40
+/// registers, six per H200 multiprocessor, so two waves; at 128 threads all fit at once.
+constexpr int64_t kWideFewTokenPrograms = 1024;
 } // namespace
 
 int64_t RopeSpec::headsPerProgram(int64_t count) const {
@@ -44,7 +48,7 @@ std::string RopeSpec::key() const {
          std::to_string(tableDim) + (options.style == RotateStyle::NeoX ? "/neox" : "/gptj") +
          (options.reuseFreqsFrontPart ? "/reuse" : "") + (options.nopeFirst ? "/nope_first" : "") +
          (positions ? std::string("/pos_") + dtypeName(*positions) : "") + "/w" + std::to_string(warpSize) +
-         (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far") + (manyTokens ? "/tokens=many" : "");
+         (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far") + (wideThreads ? "/wide" : "");
 }
 
 std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::string *error) {
@@ -58,7 +62,7 @@ std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::stri
     KernelOptions options; // one program per chunk of a token's heads
     const int64_t largest = std::max(spec.heads, spec.secondHeads);
     options.numWarps = rowWarps(std::min(powerOfTwoAtLeast(largest) * width, kChunkElements), dt, spec.warpSize,
-                                spec.manyTokens ? 64 : 32);
+                                spec.wideThreads ? 64 : 32);
     auto k = mb.kernel(spec.name(), options);
     const Reach reach = spec.within2GiB ? Reach::within2GiB : Reach::unbounded;
     auto tokens = [&](const std::string &name, int64_t heads) {
@@ -110,14 +114,15 @@ std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::stri
       const int64_t chunk = spec.headsPerProgram(heads);
       auto rotateChunk = [&](Value h0, const std::vector<Value> &) {
         Value h = (h0 + arange(0, int32_t(chunk))).expand(1);
-        // Columns `col` ([1, n]) of the chunk's heads, where `valid`.
+        // Columns `col` ([1, n]) of the chunk's heads, where `valid`. Tokens come from the
+        // grid (always in range) and chunks start at multiples of `chunk` below `heads`: only
+        // a last partial chunk reaches past the heads.
+        auto mask = [&](Value valid) { return heads % chunk ? (h < int32_t(heads)) & valid : valid; };
         auto read = [&](Value col, Value valid) {
-          std::vector<Operand> index{s, b, h, col};
-          return load(in.pointer, offsetsOf(in, index), inBounds(in, index) & valid).to(DType::f32);
+          return load(in.pointer, offsetsOf(in, {s, b, h, col}), mask(valid)).to(DType::f32);
         };
         auto write = [&](Value col, Value valid, Value v) {
-          std::vector<Operand> index{s, b, h, col};
-          store(out.pointer, offsetsOf(out, index), v.to(dt), inBounds(out, index) & valid);
+          store(out.pointer, offsetsOf(out, {s, b, h, col}), v.to(dt), mask(valid));
         };
         if (spec.options.style == RotateStyle::NeoX) {
           // Pairs (j, j + R/2): two half tiles.
@@ -128,7 +133,7 @@ std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::stri
           // after a write could not be merged with an earlier one or issued ahead of it.
           Value ca = cosAt(j), sa = sinAt(j);
           Value cb = reuse ? ca : cosAt(half + j), sb = reuse ? sa : sinAt(half + j);
-          Value ya = xa * ca - xb * sa, yb = xb * cb + xa * sb;
+          Value ya = fma(xa, ca, -(xb * sa)), yb = fma(xb, cb, xa * sb);
           write(rotaryBase + j, valid, ya);
           write(rotaryBase + half + j, valid, yb);
         } else {
@@ -142,19 +147,23 @@ std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::stri
           Value j = arange(0, int32_t(pairs)).expand(0);
           Value ca = cosAt(reuse ? j : 2 * j), sa = sinAt(reuse ? j : 2 * j);
           Value cb = reuse ? ca : cosAt(2 * j + 1), sb = reuse ? sa : sinAt(2 * j + 1);
-          Value ya = (xa * ca - xb * sa).expand(2).broadcastTo({chunk, pairs, 2});
-          Value yb = (xb * cb + xa * sb).expand(2).broadcastTo({chunk, pairs, 2});
+          Value ya = fma(xa, ca, -(xb * sa)).expand(2).broadcastTo({chunk, pairs, 2});
+          Value yb = fma(xb, cb, xa * sb).expand(2).broadcastTo({chunk, pairs, 2});
           write(rotaryBase + c, valid, where(e == 0, ya, yb).reshape({chunk, columns}));
         }
         if (pass > 0) {
           Value p = arange(0, int32_t(powerOfTwoAtLeast(pass))).expand(0);
           Value valid = p < int32_t(pass);
-          std::vector<Operand> from{s, b, h, passBase + p};
-          write(passBase + p, valid, load(in.pointer, offsetsOf(in, from), inBounds(in, from) & valid));
+          write(passBase + p, valid, load(in.pointer, offsetsOf(in, {s, b, h, passBase + p}), mask(valid)));
         }
         return std::vector<Value>{};
       };
-      forRange(programId(1) * int32_t(chunk), heads, numPrograms(1) * int32_t(chunk), {}, rotateChunk);
+      // Heads of one chunk per token: one program per token and no loop keeping addresses and
+      // tables live across iterations (sm_90a, 32 heads of 128 at 64 bytes: 64 -> 56 registers).
+      if (spec.chunksPerToken() == 1)
+        rotateChunk(constant(0, DType::i32), {});
+      else
+        forRange(programId(1) * int32_t(chunk), heads, numPrograms(1) * int32_t(chunk), {}, rotateChunk);
     };
     rotate(x, outX, spec.heads);
     if (y)
@@ -246,7 +255,8 @@ bool launchRope(OpRuntime &rt, const std::string &op, const RopeCall &call, cons
   spec.vectorAligned = vectorAligned({&call.outX, &x, call.y ? call.y : &x, call.outY ? call.outY : &x, &cos, &sin});
   spec.within2GiB = within2GiB(tensors);
   const bool fewTokens = s * batch < kFewTokens;
-  spec.manyTokens = !fewTokens && spec.chunksPerToken() <= kWideChunksPerToken;
+  spec.wideThreads = fewTokens ? s * batch * spec.chunksPerToken() >= kWideFewTokenPrograms
+                               : spec.chunksPerToken() <= kWideChunksPerToken;
   NamedArgs args;
   args.tensor("out", call.outX).tensor("input", x).tensor("cos", cos).tensor("sin", sin);
   if (call.y)

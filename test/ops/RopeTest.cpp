@@ -152,6 +152,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{DType::bf16, DType::f32, 256, 2, 40, 128, 64, RotateStyle::NeoX, true, false, 1, 3},
                       Case{DType::f32, DType::f32, 301, 2, 3, 64, 64, RotateStyle::GptJ, false, false, 0},
                       Case{DType::bf16, DType::bf16, 2, 256, 65, 128, 64, RotateStyle::NeoX, true, false, 1},
+                      // Few tokens in 1026 programs (one per chunk): 64 bytes per thread.
+                      Case{DType::bf16, DType::bf16, 2, 171, 65, 128, 64, RotateStyle::NeoX, true, false, 1},
                       Case{DType::f16, DType::f16, 256, 2, 1, 64, 32, RotateStyle::NeoX, false, false, 1, 0, true},
                       Case{DType::f16, DType::f32, 2, 2, 4, 64, 16, RotateStyle::GptJ, true, true, 2, 1},
                       Case{DType::bf16, DType::bf16, 3, 2, 4, 128, 64, RotateStyle::NeoX, true, false, 1, 1, true},

@@ -55,9 +55,9 @@ struct RopeSpec {
   bool offsets = false;
   int64_t warpSize = 32;
   bool vectorAligned = false, within2GiB = true;
-  /// Launched over many tokens (one program per token) of few chunks: each thread holds 64
-  /// bytes of a chunk instead of 32, twice the bytes in flight per multiprocessor.
-  bool manyTokens = false;
+  /// Each thread holds 64 bytes of a chunk instead of 32: twice the bytes in flight per
+  /// multiprocessor where a launch has more programs than the multiprocessors hold at once.
+  bool wideThreads = false;
   int64_t rotaryDim() const { return tableDim * (options.reuseFreqsFrontPart ? 2 : 1); }
   /// A program rotates one token's heads in a chunk of this many (of `heads` heads).
   int64_t headsPerProgram(int64_t heads) const;
