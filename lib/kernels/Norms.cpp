@@ -123,9 +123,8 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
       Value w = a.weight.to(DType::f32);
       if (spec.gemma)
         w = w + 1.0;
-      y = y * w;
-      if (a.bias)
-        y = y + a.bias->to(DType::f32);
+      // One rounding for the weight and bias: more accurate, and an instruction less.
+      y = a.bias ? fma(y, w, a.bias->to(DType::f32)) : y * w;
       return y.to(dt).to(DType::f32);
     };
     // Writes the normalized chunk at c0: in the dtype, or quantized (per token with the
