@@ -590,14 +590,17 @@ def wavetile_rope(x, cos, sin, positions):
     return ops.rope_cached_positions_fwd(x, cos, sin, positions.view(-1, 1), 0, True, False)
 
 
+def rope_inputs(m, n, g=None):
+    """x [m, 1, n / D, D], bf16 cos/sin tables and m positions into them."""
+    angles = torch.rand(ROPE_POSITIONS, ROPE_F, device="cuda", generator=g) * 100
+    return (torch.randn(m, 1, n // ROPE_D, ROPE_D, device="cuda", dtype=torch.bfloat16, generator=g),
+            angles.cos().to(torch.bfloat16), angles.sin().to(torch.bfloat16),
+            torch.randint(0, ROPE_POSITIONS, (m,), device="cuda", generator=g))
+
+
 def bench_rope():
-    def make(m, n, g):
-        angles = torch.rand(ROPE_POSITIONS, ROPE_F, device="cuda", generator=g) * 100
-        return (torch.randn(m, 1, n // ROPE_D, ROPE_D, device="cuda", dtype=torch.bfloat16, generator=g),
-                angles.cos().to(torch.bfloat16), angles.sin().to(torch.bfloat16),
-                torch.randint(0, ROPE_POSITIONS, (m,), device="cuda", generator=g))
     impls = {"wavetile": wavetile_rope, "torch": torch_rope, "compile": compiled_rope, "triton": triton_rope}
-    bench_op("rope_cached_positions_fwd (NeoX, reused half, D=128)", "H*D", make, impls, wavetile_rope, torch_rope,
+    bench_op("rope_cached_positions_fwd (NeoX, reused half, D=128)", "H*D", rope_inputs, impls, wavetile_rope, torch_rope,
              moved_bytes=lambda m, n: 4 * m * n, copy_bytes=lambda m, n: 2 * m * n)
 
 

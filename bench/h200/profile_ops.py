@@ -33,6 +33,7 @@ CASES = {
                           (torch.randn(m, 2 * n, device="cuda", dtype=torch.bfloat16),)),
     "quant": lambda m, n: (b.wavetile_per_token_quant, b.triton_per_token_quant,
                            (torch.randn(m, n, device="cuda", dtype=torch.bfloat16),)),
+    "rope": lambda m, n: (b.wavetile_rope, b.triton_rope, b.rope_inputs(m, n)),
     # M x N x N bf16 GEMM against cuBLAS (torch.matmul)
     "gemm": lambda m, n: (lambda x, w: b.ops.gemm_a16w16(x, w), lambda x, w: x @ w.t(),
                           (torch.randn(m, n, device="cuda", dtype=torch.bfloat16),
