@@ -17,13 +17,11 @@ namespace {
 /// program is partly masked (d=7168: 1024-column programs instead of every fourth program
 /// half empty).
 int64_t columnBlock(int64_t width) {
-  constexpr int64_t kWidest = 2048, kNarrowest = 512;
+  constexpr int64_t kWidest = 2048;
   if (width <= kWidest)
     return powerOfTwoAtLeast(width);
-  int64_t block = kWidest;
-  while (block > kNarrowest && width % block)
-    block /= 2;
-  return width % block ? kWidest : block;
+  const int64_t dividing = dividingBlock(width, 512, kWidest);
+  return dividing ? dividing : kWidest;
 }
 } // namespace
 

@@ -16,6 +16,15 @@ inline int64_t powerOfTwoAtLeast(int64_t n) {
   return p;
 }
 
+/// The largest power of two in [narrowest, widest] that divides `width`, or 0: a block that
+/// tiles a row with no partly masked block.
+inline int64_t dividingBlock(int64_t width, int64_t narrowest, int64_t widest) {
+  for (int64_t block = widest; block >= narrowest; block /= 2)
+    if (width % block == 0)
+      return block;
+  return 0;
+}
+
 /// Warps for a program that holds one row chunk of `block` elements of `dtype`: threads
 /// enough that each holds `bytesPerThread` of it (by default two 16-byte vectors: more
 /// threads per row measured slower on the H200 at N = 4096), at most 512.

@@ -64,6 +64,9 @@ TEST_P(QuantTest, MatchesReferenceBitForBit) {
       float zero = c % 2 ? -0.f : 0.f;
       input.set(r * stride + c, r % 5 == 4 || c % 29 == 7 ? zero : value(rng) * (c % 17 == 0 ? 8.f : 1.f));
     }
+  // The largest magnitude in the last element: an amax that misses the row or column tail fails.
+  if (mode != QuantScheme::StaticPerTensor && m % 5 != 0)
+    input.set((m - 1) * stride + n - 1, -1000.f);
   std::vector<uint8_t> out(m * stride, 0x7f);
   int64_t scaleCount = mode == QuantScheme::PerGroup ? m * (n / group) : mode == QuantScheme::PerToken ? m : 1;
   std::vector<float> scales(scaleCount, NAN);
@@ -141,7 +144,11 @@ INSTANTIATE_TEST_SUITE_P(
                       // More rows than amax partials: programs reduce several rows each.
                       Case{QuantScheme::DynamicPerTensor, DType::bf16, DType::f8E4M3FN, 1100, 33, 0},
                       Case{QuantScheme::DynamicPerTensor, DType::f16, DType::i8, 3, 20000, 0},
-                      Case{QuantScheme::DynamicPerTensor, DType::f32, DType::f8E4M3FNUZ, 1, 7, 0}),
+                      Case{QuantScheme::DynamicPerTensor, DType::f32, DType::f8E4M3FNUZ, 1, 7, 0},
+                      // Amax tiles of 8 rows of 1024 (a row tail of 5), and 4 rows of 512 over
+                      // more row groups than partial programs.
+                      Case{QuantScheme::DynamicPerTensor, DType::bf16, DType::f8E4M3FN, 13, 5120, 0},
+                      Case{QuantScheme::DynamicPerTensor, DType::f16, DType::i8, 2101, 1536, 0}),
     [](const auto &info) {
       const Case &c = info.param;
       std::string mode = c.mode == QuantScheme::PerToken   ? "token"
