@@ -97,27 +97,21 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
   };
   const int64_t chunk = powerOfTwoAtLeast(std::min(n, singlePass ? kRowElements : kRowElements / 2));
   if (spec.quant.scheme == QuantScheme::DynamicPerTensor) {
-    // Partial amaxes: program p reduces row groups p, p + P, ...; programs past M write 0. A
-    // tile of `chunk` elements spans several rows where a narrower block divides the row: no
-    // lane is masked off (N=7168: 8 rows of 1024 columns, not one of 8192 with 1024 idle).
-    const int64_t dividing = dividingBlock(n, 512, chunk);
-    const int64_t width = dividing ? dividing : chunk, rows = chunk / width;
+    // Partial amaxes: program p reduces rows p, p + P, ...; programs past M write 0.
     KernelOptions options;
     options.numWarps = rowWarps(chunk, spec.input, spec.warpSize);
     auto k = mb.kernel(spec.name() + "_amax", options);
     Tensor input = declareInput(k);
     Tensor partials = k.tensor("partials", DType::f32, {Dim::fixed(kAmaxPartials)}, /*contiguous=*/true, reach);
-    Value tileRows = arange(0, int32_t(rows)).expand(1), columns = arange(0, int32_t(width)).expand(0);
+    Value columns = arange(0, int32_t(chunk));
     Value program = programId(0);
-    Value amax = forRange(program * int32_t(rows), input.size(0), int32_t(kAmaxPartials * rows),
-                          {zeros({rows, width}, DType::f32)},
+    Value amax = forRange(program, input.size(0), int32_t(kAmaxPartials), {zeros({chunk}, DType::f32)},
                           [&](Value row, const std::vector<Value> &acc) {
-                            return forRange(0, n, width, acc, [&](Value c0, const std::vector<Value> &inner) {
-                              Value x = load(input, {row + tileRows, c0 + columns}).to(DType::f32);
+                            return forRange(0, n, chunk, acc, [&](Value c0, const std::vector<Value> &inner) {
+                              Value x = load(input, {row, c0 + columns}).to(DType::f32);
                               return std::vector<Value>{maximum(inner[0], abs(x))};
                             });
                           })[0]
-                     .max(1)
                      .max(0);
     store(partials, {program + arange(0, 1)}, full({1}, amax, DType::f32));
   }
