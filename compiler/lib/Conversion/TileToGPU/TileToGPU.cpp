@@ -131,6 +131,20 @@ Contiguity contiguityOf(const KernelContext &ctx, Value v) {
   return it == ctx.contiguity.end() ? Contiguity{} : it->second;
 }
 
+/// B where `op` is x >> log2(B) or x & (B - 1) with a constant (splat) right operand.
+std::optional<int64_t> powerOfTwoBlock(Operation *op) {
+  if (!isa<arith::ShRSIOp, arith::ShRUIOp, arith::AndIOp>(op))
+    return std::nullopt;
+  auto constant = op->getOperand(1).getDefiningOp<arith::ConstantOp>();
+  auto splat = constant ? dyn_cast<SplatElementsAttr>(constant.getValue()) : SplatElementsAttr();
+  if (!splat)
+    return std::nullopt;
+  const int64_t v = splat.getSplatValue<APInt>().getSExtValue();
+  if (isa<arith::AndIOp>(op))
+    return v >= 0 && llvm::isPowerOf2_64(uint64_t(v) + 1) ? std::optional(v + 1) : std::nullopt;
+  return v >= 0 && v < 31 ? std::optional(int64_t(1) << v) : std::nullopt;
+}
+
 /// Forward pass over a kernel in program order; unknown values get runs of 1.
 void analyzeContiguity(Operation *root, KernelContext &ctx) {
   root->walk<WalkOrder::PreOrder>([&](Operation *op) {
@@ -180,8 +194,21 @@ void analyzeContiguity(Operation *root, KernelContext &ctx) {
         c.constant = std::max(c.constant, belowThreshold(a, b));
       else if (p == P::sgt || p == P::ugt || p == P::sle || p == P::ule) // t > x, t <= x
         c.constant = std::max(c.constant, belowThreshold(b, a));
-    } else if (isa<arith::AndIOp, arith::OrIOp, arith::SelectOp, arith::ExtSIOp, arith::ExtUIOp,
-                   arith::TruncIOp>(op)) {
+    } else if (std::optional<int64_t> block = powerOfTwoBlock(op)) {
+      // x >> log2(B) (floor division, for negative x too) and x & (B - 1) (floor modulo) by a
+      // power of two B: within a run of x that starts at a multiple of the run's length, at
+      // most B elements share a quotient and step through remainders.
+      Contiguity x = in(0);
+      const int64_t aligned = std::min({x.contiguous, x.divisibility, *block});
+      if (isa<arith::AndIOp>(op)) {
+        c.contiguous = aligned;
+        c.constant = x.constant;
+        c.divisibility = std::min(divisibilityAt(x, aligned), *block);
+      } else {
+        c.constant = std::max(x.constant, aligned);
+        c.divisibility = divisibilityAt(x, c.constant) > *block ? divisibilityAt(x, c.constant) / *block : 1;
+      }
+    } else if (isa<arith::AndIOp, arith::OrIOp, arith::SelectOp, arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp>(op)) {
       c.constant = last;
       for (unsigned i = 0; i < op->getNumOperands(); ++i)
         if (isa<RankedTensorType>(op->getOperand(i).getType()))

@@ -4,7 +4,8 @@
 // is known to be all set or all clear over each group (x < n with x stepping by one from a
 // multiple of the group and n a multiple of it) needs no per-element path either: a group
 // is moved whole or not at all, with one predicated PTX access (no branch). Other masks
-// choose between the vector and the per-element path at run time.
+// choose between the vector and the per-element path at run time. Shifts right and low-bit
+// masks by constants keep what they can of a run (x >> 3 is constant, x & 7 steps by one).
 // RUN: %wavetile-opt %s -split-input-file -convert-tile-to-gpu=target=sm_90 -canonicalize -cse | FileCheck %s
 
 #l = #tile.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerBlock = [4], order = [0]>
@@ -74,5 +75,51 @@ func.func @half_known(%x: !tile.ptr<f32> {tile.divisibility = 16 : i64}, %n: i32
   %o = arith.addi %s, %r : tensor<512xi32, #l>
   %v = tile.load %x[%o] : !tile.ptr<f32>[tensor<512xi32, #l>] -> tensor<512xf32, #l>
   tile.store %v, %x[%o] : tensor<512xf32, #l>, !tile.ptr<f32>[tensor<512xi32, #l>]
+  return
+}
+
+// -----
+
+#l = #tile.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerBlock = [4], order = [0]>
+
+// Offsets (r >> 3) * 32 + (r & 7) (the shape of a preshuffled weight's index): r & 7 steps
+// by one through runs of 8 that start at multiples of 8, r >> 3 is constant over them, so
+// every 4-element group is one aligned 16-byte access, with no run-time check.
+// CHECK-LABEL: gpu.func @shifted
+// CHECK-NOT:     scf.if
+// CHECK:         llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xf32>
+// CHECK-NOT:     scf.if
+// CHECK:         gpu.return
+func.func @shifted(%x: !tile.ptr<f32> {tile.divisibility = 16 : i64}, %out: !tile.ptr<f32> {tile.divisibility = 16 : i64}) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.warp_size = 32 : i32} {
+  %r = tile.arange 0 to 512 : tensor<512xi32, #l>
+  %c3 = arith.constant dense<3> : tensor<512xi32, #l>
+  %c7 = arith.constant dense<7> : tensor<512xi32, #l>
+  %c32 = arith.constant dense<32> : tensor<512xi32, #l>
+  %q = arith.shrsi %r, %c3 : tensor<512xi32, #l>
+  %base = arith.muli %q, %c32 : tensor<512xi32, #l>
+  %low = arith.andi %r, %c7 : tensor<512xi32, #l>
+  %o = arith.addi %base, %low : tensor<512xi32, #l>
+  %v = tile.load %x[%o] : !tile.ptr<f32>[tensor<512xi32, #l>] -> tensor<512xf32, #l>
+  tile.store %v, %out[%r] : tensor<512xf32, #l>, !tile.ptr<f32>[tensor<512xi32, #l>]
+  return
+}
+
+// -----
+
+#l = #tile.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerBlock = [4], order = [0]>
+
+// r & 6 is not a low-bits mask: its elements do not step by one, so the load is element by
+// element.
+// CHECK-LABEL: gpu.func @masked
+// CHECK-NOT:     vector<4xf32>
+// CHECK-COUNT-4: llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK-NOT:     llvm.load
+// CHECK:         llvm.store %{{.*}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<1>
+func.func @masked(%x: !tile.ptr<f32> {tile.divisibility = 16 : i64}, %out: !tile.ptr<f32> {tile.divisibility = 16 : i64}) attributes {tile.kernel, tile.num_warps = 4 : i32, tile.warp_size = 32 : i32} {
+  %r = tile.arange 0 to 512 : tensor<512xi32, #l>
+  %c6 = arith.constant dense<6> : tensor<512xi32, #l>
+  %o = arith.andi %r, %c6 : tensor<512xi32, #l>
+  %v = tile.load %x[%o] : !tile.ptr<f32>[tensor<512xi32, #l>] -> tensor<512xf32, #l>
+  tile.store %v, %out[%r] : tensor<512xf32, #l>, !tile.ptr<f32>[tensor<512xi32, #l>]
   return
 }
