@@ -29,7 +29,7 @@ const char *wavetile::ops::opCatalogHelp() {
          "dequant:DTYPE:N:in=f8E4M3FN|f8E4M3FNUZ|i8|f4E2M1FN[:token|:tensor|:group=G][:a16] (DTYPE the output), "
          "gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..]"
          "[:skinny][:a16], "
-         "gemm_a8w8:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ|i8[:token][:channel][:bias][:bm=..]...[:a16], "
+         "gemm_a8w8[_bpreshuffle]:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ|i8[:token][:channel][:bias][:bm=..]...[:a16], "
          "gemm_a8w8_blockscale:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ[:bm=..]...[:a16], gemm_a4w4:OUT:K:n=N[:bias]..., "
          "rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]"
          "[:nope_first][:pos=i32|i64][:wide][:a16] (D the head size, F the tables' width; wide: 64 bytes "
@@ -152,13 +152,14 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     quant.warpSize = OpRuntime::warpSizeOf(target);
     if (flags.empty())
       return buildQuant(quant, error);
-  } else if (parts[0] == "gemm_a16w16" || parts[0] == "gemm_a8w8" || parts[0] == "gemm_a8w8_blockscale" ||
-             parts[0] == "gemm_a4w4") {
+  } else if (parts[0] == "gemm_a16w16" || parts[0] == "gemm_a8w8" || parts[0] == "gemm_a8w8_bpreshuffle" ||
+             parts[0] == "gemm_a8w8_blockscale" || parts[0] == "gemm_a4w4") {
     // gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..][:a16]
-    // gemm_a8w8:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ|i8[:token][:channel][:bias][:bm=..]...[:a16]
+    // gemm_a8w8[_bpreshuffle]:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ|i8[:token][:channel][:bias][:bm=..]...[:a16]
     const bool scaled = parts[0] != "gemm_a16w16";
     GemmSpec gemm{*dtype, *dtype, 0, hidden};
-    gemm.scaled = parts[0] == "gemm_a8w8";
+    gemm.wPreshuffled = parts[0] == "gemm_a8w8_bpreshuffle";
+    gemm.scaled = parts[0] == "gemm_a8w8" || gemm.wPreshuffled;
     gemm.blockScaled = parts[0] == "gemm_a8w8_blockscale";
     gemm.mx = parts[0] == "gemm_a4w4";
     if (gemm.mx)

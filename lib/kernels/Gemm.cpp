@@ -97,9 +97,8 @@ std::string GemmSpec::key() const {
          (scaled ? std::string("/scales_") + (xScalePerRow ? "token" : "tensor") + "_" +
                        (wScalePerColumn ? "channel" : "tensor")
                  : "") +
-         (blockScaled ? "/blockscale" : "") + (mx ? "/mxfp4" : "") +
-         "/" + config.key() + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") +
-         (within2GiB ? "" : "/far");
+         (blockScaled ? "/blockscale" : "") + (mx ? "/mxfp4" : "") + (wPreshuffled ? "/bpreshuffle" : "") + "/" +
+         config.key() + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
 }
 
 void wavetile::ops::fitGemmConfig(GemmSpec &spec) {
@@ -162,7 +161,7 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
     const DType stored = spec.mx ? DType::i8 : spec.input;
     const int64_t storedK = spec.mx ? spec.k / 2 : spec.k;
     Tensor x = k.tensor("x", stored, {Dim::dynamic(), Dim::fixed(storedK)}, false, reach);
-    Tensor w = k.tensor("w", stored, {Dim::fixed(spec.n), Dim::fixed(storedK)}, false, reach);
+    Tensor w = k.tensor("w", stored, {Dim::fixed(spec.n), Dim::fixed(storedK)}, spec.wPreshuffled, reach);
     std::optional<Tensor> out, partials;
     Epilogue epilogue;
     if (split) {
@@ -176,7 +175,8 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
       const int64_t perVector = 16 / (bitWidth(stored) / 8);
       for (const Tensor *t : {&x, &w}) {
         k.assumeAligned(t->pointer, 16);
-        k.assumeDivisible(t->stride(0), perVector);
+        if (!(t == &w && spec.wPreshuffled)) // contiguous: its row stride is K
+          k.assumeDivisible(t->stride(0), perVector);
       }
       if (out) {
         k.assumeAligned(out->pointer, 16);
@@ -207,6 +207,19 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
     Value kBegin = programId(2) * int32_t(kPerSplit);
     Value kEnd = minimum(kBegin + int32_t(kPerSplit), int32_t(spec.k));
     Value kRange = arange(0, int32_t(c.blockK));
+    // W[n, k] for `n` [c, 1] and `k` [1, K]. Preshuffled (AITER's shuffle_weight, layout
+    // (16, 16)): rows in blocks of 16, each block's K in tiles of two 16-byte halves, a half
+    // being 16 rows of 16 bytes.
+    auto loadW = [&](Value n, Value kIndex) {
+      if (!spec.wPreshuffled)
+        return load(w, {n, kIndex});
+      // Shifts and masks, not divisions: the compiler proves 16-byte runs through them.
+      const int32_t half = int32_t(16 / (bitWidth(stored) / 8)), halfBits = std::countr_zero(uint32_t(half));
+      const int32_t tiles = int32_t(spec.k / (2 * half));
+      Value tile = (n >> 4) * tiles + (kIndex >> (halfBits + 1));
+      Value offsets = (((tile * 2 + ((kIndex >> halfBits) & 1)) * 16 + (n & 15)) * half) + (kIndex & (half - 1));
+      return load(w.pointer, offsets, inBounds(w, {n, kIndex}));
+    };
     std::optional<Tensor> xBlockScale, wBlockScale, xMxScale, wMxScale;
     if (spec.mx) {
       xMxScale = k.tensor("x_scale", DType::f8E8M0FNU, {Dim::dynamic(), Dim::fixed(spec.k / 32)}, false, reach);
@@ -234,11 +247,11 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
                            if (c.skinny) {
                              // [rows, 1, K] x [1, cols, K]: products summed over K in f32.
                              Value xs = load(x, {rows.expand(1), ks}).to(DType::f32).expand(1);
-                             Value ws = load(w, {cols.expand(1), ks}).to(DType::f32).expand(0);
+                             Value ws = loadW(cols.expand(1), ks).to(DType::f32).expand(0);
                              return std::vector<Value>{sum[0] + (xs * ws).sum(2)};
                            }
                            Value xTile = load(x, {rows.expand(1), ks});
-                           Value wTile = load(w, {cols.expand(1), ks}).trans();
+                           Value wTile = loadW(cols.expand(1), ks).trans();
                            if (!spec.blockScaled)
                              return std::vector<Value>{dot(xTile, wTile, sum[0])};
                            // One 128-column block per step: its sum scaled into the total.
@@ -326,7 +339,8 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
   } else {
     // A tuned row for the shape (docs/tuning.md), else the heuristic default.
     std::string tableError;
-    TunedDispatch *table = rt.tuned(op, gemmTuningKeys(), &tableError);
+    // A preshuffled W changes the addressing only: gemm_a8w8's rows apply.
+    TunedDispatch *table = rt.tuned(spec.wPreshuffled ? "gemm_a8w8" : op, gemmTuningKeys(), &tableError);
     if (!table)
       return opError(error, op, tableError);
     const int64_t multiprocessors = rt.device().multiprocessors();
@@ -407,20 +421,48 @@ bool wavetile::ops::gemm_a16w16(OpRuntime &rt, const TensorRef &out, const Tenso
   return runGemm(rt, "gemm_a16w16", GemmSpec{x.dtype, out.dtype, 0, 0}, out, x, w, bias, std::nullopt, error, config);
 }
 
-bool wavetile::ops::gemm_a8w8(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w,
-                              const TensorRef &xScale, const TensorRef &wScale, const TensorRef *bias,
-                              std::string *error, const std::optional<GemmConfig> &config) {
-  const std::string op = "gemm_a8w8";
+namespace {
+
+/// gemm_a8w8 and its preshuffled form.
+bool runScaledGemm(OpRuntime &rt, const std::string &op, bool wPreshuffled, const TensorRef &out, const TensorRef &x,
+                   const TensorRef &w, const TensorRef &xScale, const TensorRef &wScale, const TensorRef *bias,
+                   std::string *error, const std::optional<GemmConfig> &config) {
   ArgumentChecker check(op, error);
   if (!check.rows("x", x, {DType::f8E4M3FN, DType::f8E4M3FNUZ, DType::i8}) || !check.rows("w", w, {x.dtype}))
     return false;
+  if (wPreshuffled) {
+    const int64_t n = w.shape[0], k = w.shape[1];
+    if (n % 16 || k % 32)
+      return opError(error, op,
+                     "a preshuffled 'w' needs N a multiple of 16 and K of 32, got [" + std::to_string(n) + ", " +
+                         std::to_string(k) + "]");
+    if (w.strides[0] != k)
+      return opError(error, op,
+                     "a preshuffled 'w' must be contiguous, got strides " + std::to_string(w.strides[0]) + ", " +
+                         std::to_string(w.strides[1]));
+  }
   GemmSpec spec{x.dtype, out.dtype, 0, 0};
   spec.scaled = true;
+  spec.wPreshuffled = wPreshuffled;
   GemmScales scales;
   if (!scaleOf(check, op, "x_scale", xScale, x.shape[0], &spec.xScalePerRow, &scales.x, error) ||
       !scaleOf(check, op, "w_scale", wScale, w.shape[0], &spec.wScalePerColumn, &scales.w, error))
     return false;
   return runGemm(rt, op, spec, out, x, w, bias, scales, error, config);
+}
+
+} // namespace
+
+bool wavetile::ops::gemm_a8w8(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w,
+                              const TensorRef &xScale, const TensorRef &wScale, const TensorRef *bias,
+                              std::string *error, const std::optional<GemmConfig> &config) {
+  return runScaledGemm(rt, "gemm_a8w8", false, out, x, w, xScale, wScale, bias, error, config);
+}
+
+bool wavetile::ops::gemm_a8w8_bpreshuffle(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w,
+                                          const TensorRef &xScale, const TensorRef &wScale, const TensorRef *bias,
+                                          std::string *error, const std::optional<GemmConfig> &config) {
+  return runScaledGemm(rt, "gemm_a8w8_bpreshuffle", true, out, x, w, xScale, wScale, bias, error, config);
 }
 
 bool wavetile::ops::gemm_a8w8_blockscale(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w,

@@ -168,12 +168,15 @@ void bindOps(py::module_ &m) {
       return gemm_a16w16(r, tensorOf(out), tensorOf(x), tensorOf(w), bias ? &b : nullptr, e, c);
     });
   });
+  // preshuffled: gemm_a8w8_bpreshuffle (W as AITER's shuffle_weight leaves it).
   m.def("gemm_a8w8", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &x, const PyTensor &w,
-                        const PyTensor &xScale, const PyTensor &wScale, const std::optional<PyTensor> &bias) {
+                        const PyTensor &xScale, const PyTensor &wScale, const std::optional<PyTensor> &bias,
+                        bool preshuffled) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {
       TensorRef b = bias ? tensorOf(*bias) : TensorRef{};
-      return gemm_a8w8(r, tensorOf(out), tensorOf(x), tensorOf(w), tensorOf(xScale), tensorOf(wScale),
-                       bias ? &b : nullptr, e);
+      return (preshuffled ? gemm_a8w8_bpreshuffle : gemm_a8w8)(r, tensorOf(out), tensorOf(x), tensorOf(w),
+                                                               tensorOf(xScale), tensorOf(wScale), bias ? &b : nullptr,
+                                                               e, std::nullopt);
     });
   });
   m.def("gemm_a8w8_blockscale", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &x,

@@ -448,6 +448,26 @@ def test_gemm_a8w8_int8():
     np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
 
 
+def test_gemm_a8w8_bpreshuffle_matches_the_plain_layout():
+    rng = _rng(8, 16)
+    x = rng.integers(-128, 128, (7, 96)).astype(np.int8)
+    w = rng.integers(-128, 128, (48, 96)).astype(np.int8)
+    xs, ws = rng.uniform(0.01, 0.1, (7, 1)).astype(np.float32), rng.uniform(0.01, 0.1, (1, 48)).astype(np.float32)
+    shuffled = ops.shuffle_weight(w)
+    # AITER's layout: 16 rows of the first 16 bytes of a 32-column tile, then of the next 16.
+    assert np.array_equal(shuffled.reshape(-1)[:16 * 16].reshape(16, 16), w[:16, :16])
+    assert np.array_equal(shuffled.reshape(-1)[16 * 16:2 * 16 * 16].reshape(16, 16), w[:16, 16:32])
+    assert np.array_equal(shuffled.reshape(-1)[2 * 16 * 16:3 * 16 * 16].reshape(16, 16), w[:16, 32:48])
+    y = ops.gemm_a8w8_bpreshuffle(x, shuffled, xs, ws, dtype=np.float32)
+    np.testing.assert_array_equal(y, ops.gemm_a8w8(x, w, xs, ws, dtype=np.float32))
+    expected = (x.astype(np.float64) @ w.astype(np.float64).T) * xs * ws
+    np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
+    with pytest.raises(ops.OpError, match="N a multiple of 16 and K of 32"):
+        ops.shuffle_weight(w[:40])
+    with pytest.raises(ops.OpError, match="a preshuffled 'w' needs N a multiple of 16"):
+        ops.gemm_a8w8_bpreshuffle(x, w[:40], xs, ws[:, :40])
+
+
 def test_tune_gemm_writes_checked_rows(tmp_path):
     table = tmp_path / "gemm_a8w8.csv"
     table.write_text("target,cu_num,M,N,K,dtype,out_dtype,bias,block_m,block_n,block_k,stages,warps,split_k,skinny,us\n"

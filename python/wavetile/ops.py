@@ -322,17 +322,43 @@ def gemm_a16w16(x, w, bias=None, dtype=None, out=None, config=None):
     return out
 
 
-def gemm_a8w8(x, w, x_scale, w_scale, bias=None, dtype=None, out=None):
-    """Y = (x·wᵀ)·x_scale·w_scale (+ bias): x [M, K], w [N, K] fp8 (e4m3fn/fnuz) or int8,
-    x_scale f32 [M, 1] or one, w_scale f32 [1, N] or one; out [M, N] bf16 (default), f16 or
-    float32."""
+def _gemm_a8w8(x, w, x_scale, w_scale, bias, dtype, out, preshuffled):
     m, n = x.shape[0], w.shape[0]
     if out is None:  # bf16 by default; numpy has none: float32
         out = _empty(x, (m, n), lambda mod: dtype or getattr(mod, "bfloat16", mod.float32))
     runtime, stream = _runtime(out, x, w, x_scale, w_scale, *([] if bias is None else [bias]))
     _C.gemm_a8w8(runtime, stream, _tensor(out), _tensor(x), _tensor(w), _tensor(x_scale), _tensor(w_scale),
-                 None if bias is None else _tensor(bias))
+                 None if bias is None else _tensor(bias), preshuffled)
     return out
+
+
+def gemm_a8w8(x, w, x_scale, w_scale, bias=None, dtype=None, out=None):
+    """Y = (x·wᵀ)·x_scale·w_scale (+ bias): x [M, K], w [N, K] fp8 (e4m3fn/fnuz) or int8,
+    x_scale f32 [M, 1] or one, w_scale f32 [1, N] or one; out [M, N] bf16 (default), f16 or
+    float32."""
+    return _gemm_a8w8(x, w, x_scale, w_scale, bias, dtype, out, preshuffled=False)
+
+
+def gemm_a8w8_bpreshuffle(x, w_shuffled, x_scale, w_scale, bias=None, dtype=None, out=None):
+    """gemm_a8w8 with W as shuffle_weight(w) leaves it (AITER's layout (16, 16)): N a multiple
+    of 16, K of 32, contiguous."""
+    return _gemm_a8w8(x, w_shuffled, x_scale, w_scale, bias, dtype, out, preshuffled=True)
+
+
+def shuffle_weight(w, layout=(16, 16)):
+    """AITER's shuffle_weight: W [N, K] viewed as [N/16, 16, K/(2·KP), 2, KP] (KP elements in
+    16 bytes) and permuted to (0, 2, 3, 1, 4), returned [N, K] and contiguous (torch or numpy)."""
+    if tuple(layout) != (16, 16):
+        raise OpError(f"shuffle_weight: only layout (16, 16) is supported, got {tuple(layout)}")
+    n, k = w.shape
+    size = w.element_size() if hasattr(w, "element_size") else w.itemsize
+    kp = 16 // size
+    if n % 16 or k % (2 * kp):
+        raise OpError(f"shuffle_weight: W [{n}, {k}] needs N a multiple of 16 and K of {2 * kp}")
+    v = w.reshape(n // 16, 16, k // (2 * kp), 2, kp)
+    if hasattr(v, "permute"):
+        return v.permute(0, 2, 3, 1, 4).contiguous().reshape(n, k)
+    return v.transpose(0, 2, 3, 1, 4).copy().reshape(n, k)
 
 
 def tune_gemm(op, shapes, dtype=None, out_dtype=None, bias=False, table=None, device=0):

@@ -282,7 +282,22 @@ struct ScaledCase {
   bool perToken, perChannel, bias;
   int64_t split;
   std::optional<GemmConfig> config = std::nullopt; // else the default, or 16x32x32 tiles when splitting
+  bool preshuffled = false;                        // gemm_a8w8_bpreshuffle
 };
+
+/// W [N, K] of 8-bit codes as AITER's shuffle_weight(w, layout=(16, 16)) leaves it: viewed
+/// as [N/16, 16, K/32, 2, 16] and permuted to (0, 2, 3, 1, 4).
+std::vector<uint8_t> shuffleWeight(const std::vector<uint8_t> &w, int64_t n, int64_t k) {
+  std::vector<uint8_t> shuffled;
+  shuffled.reserve(w.size());
+  for (int64_t nb = 0; nb < n / 16; ++nb)
+    for (int64_t kb = 0; kb < k / 32; ++kb)
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t row = 0; row < 16; ++row)
+          for (int64_t e = 0; e < 16; ++e)
+            shuffled.push_back(w[(nb * 16 + row) * k + kb * 32 + half * 16 + e]);
+  return shuffled;
+}
 
 class GemmA8W8Test : public ::testing::TestWithParam<ScaledCase> {};
 
@@ -309,14 +324,14 @@ TEST_P(GemmA8W8Test, MatchesDoubleReference) {
   std::optional<GemmConfig> config = c.config;
   if (!config && c.split > 1)
     config = GemmConfig{16, 32, 32, 2, 4, c.split};
-  ASSERT_TRUE(gemm_a8w8(*host.runtime, TensorRef::contiguous(out.data(), c.out, {c.m, c.n}),
-                        TensorRef::contiguous(x.data(), c.in, {c.m, c.k}),
-                        TensorRef::contiguous(w.data(), c.in, {c.n, c.k}),
-                        TensorRef::contiguous(xs.data(), DType::f32, c.perToken ? std::vector<int64_t>{c.m, 1}
-                                                                                : std::vector<int64_t>{1}),
-                        TensorRef::contiguous(ws.data(), DType::f32, c.perChannel ? std::vector<int64_t>{1, c.n}
-                                                                                  : std::vector<int64_t>{1}),
-                        c.bias ? &b : nullptr, &error, config))
+  std::vector<uint8_t> wArgument = c.preshuffled ? shuffleWeight(w, c.n, c.k) : w;
+  ASSERT_TRUE((c.preshuffled ? gemm_a8w8_bpreshuffle : gemm_a8w8)(
+      *host.runtime, TensorRef::contiguous(out.data(), c.out, {c.m, c.n}),
+      TensorRef::contiguous(x.data(), c.in, {c.m, c.k}), TensorRef::contiguous(wArgument.data(), c.in, {c.n, c.k}),
+      TensorRef::contiguous(xs.data(), DType::f32, c.perToken ? std::vector<int64_t>{c.m, 1} : std::vector<int64_t>{1}),
+      TensorRef::contiguous(ws.data(), DType::f32,
+                            c.perChannel ? std::vector<int64_t>{1, c.n} : std::vector<int64_t>{1}),
+      c.bias ? &b : nullptr, &error, config))
       << error;
   int64_t bad = 0;
   for (int64_t r = 0; r < c.m; ++r)
@@ -337,25 +352,33 @@ TEST_P(GemmA8W8Test, MatchesDoubleReference) {
   EXPECT_EQ(bad, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Host, GemmA8W8Test,
-                         ::testing::Values(ScaledCase{DType::i8, DType::bf16, 3, 100, 130, true, true, true, 1},
-                                           ScaledCase{DType::f8E4M3FN, DType::bf16, 17, 70, 96, true, true, false, 1},
-                                           ScaledCase{DType::f8E4M3FNUZ, DType::f32, 2, 64, 200, false, false, true, 1},
-                                           ScaledCase{DType::i8, DType::f16, 130, 33, 64, false, true, false, 1},
-                                           ScaledCase{DType::f8E4M3FN, DType::f32, 5, 40, 500, true, false, true, 3},
-                                           // sm_90a wgmma: 128-byte fp8 rows, and 32-byte rows
-                                           ScaledCase{DType::f8E4M3FN, DType::bf16, 130, 200, 320, true, true, true, 1,
-                                                      GemmConfig{64, 64, 128, 2, 4, 1}},
-                                           ScaledCase{DType::f8E4M3FN, DType::f32, 70, 64, 96, false, true, false, 1,
-                                                      GemmConfig{64, 64, 32, 2, 4, 1}}),
-                         [](const auto &info) {
-                           const ScaledCase &c = info.param;
-                           return std::string(dsl::dtypeName(c.in)) + "_to_" + dsl::dtypeName(c.out) + "_" +
-                                  std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
-                                  (c.perToken ? "_token" : "_tensor") + (c.perChannel ? "_channel" : "") +
-                                  (c.bias ? "_bias" : "") + "_split" + std::to_string(c.split) +
-                                  (c.config ? "_bk" + std::to_string(c.config->blockK) : "");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Host, GemmA8W8Test,
+    ::testing::Values(
+        ScaledCase{DType::i8, DType::bf16, 3, 100, 130, true, true, true, 1},
+        ScaledCase{DType::f8E4M3FN, DType::bf16, 17, 70, 96, true, true, false, 1},
+        ScaledCase{DType::f8E4M3FNUZ, DType::f32, 2, 64, 200, false, false, true, 1},
+        ScaledCase{DType::i8, DType::f16, 130, 33, 64, false, true, false, 1},
+        ScaledCase{DType::f8E4M3FN, DType::f32, 5, 40, 500, true, false, true, 3},
+        // sm_90a wgmma: 128-byte fp8 rows, and 32-byte rows
+        ScaledCase{DType::f8E4M3FN, DType::bf16, 130, 200, 320, true, true, true, 1, GemmConfig{64, 64, 128, 2, 4, 1}},
+        ScaledCase{DType::f8E4M3FN, DType::f32, 70, 64, 96, false, true, false, 1, GemmConfig{64, 64, 32, 2, 4, 1}},
+        // W preshuffled: the default, a pipelined tile, the
+        // skinny kernel split over K, a wgmma tile on sm_90a
+        ScaledCase{DType::f8E4M3FN, DType::bf16, 17, 64, 96, true, true, true, 1, std::nullopt, true},
+        ScaledCase{DType::i8, DType::f16, 130, 48, 160, false, true, false, 1, GemmConfig{64, 64, 64, 2, 4, 1}, true},
+        ScaledCase{DType::f8E4M3FNUZ, DType::f32, 3, 96, 256, true, false, true, 2,
+                   GemmConfig{4, 32, 64, 2, 4, 2, true}, true},
+        ScaledCase{DType::f8E4M3FN, DType::bf16, 130, 208, 320, true, true, true, 1, GemmConfig{64, 64, 128, 2, 4, 1},
+                   true}),
+    [](const auto &info) {
+      const ScaledCase &c = info.param;
+      return std::string(dsl::dtypeName(c.in)) + "_to_" + dsl::dtypeName(c.out) + "_" + std::to_string(c.m) + "x" +
+             std::to_string(c.n) + "x" + std::to_string(c.k) + (c.perToken ? "_token" : "_tensor") +
+             (c.perChannel ? "_channel" : "") + (c.bias ? "_bias" : "") + "_split" + std::to_string(c.split) +
+             (c.config ? "_bk" + std::to_string(c.config->blockK) : "") +
+             (c.config && c.config->skinny ? "_skinny" : "") + (c.preshuffled ? "_bpreshuffle" : "");
+    });
 
 TEST(GemmA8W8Op, RefusesBadScales) {
   std::string error;
@@ -376,6 +399,15 @@ TEST(GemmA8W8Op, RefusesBadScales) {
   refuses(gemm_a8w8(*host.runtime, out, x, w, TensorRef::contiguous(a.data(), DType::f32, {4}),
                     TensorRef::contiguous(a.data(), DType::bf16, {8}), nullptr, &error),
           "'w_scale' has dtype bf16; expected f32");
+  // A preshuffled W comes in whole 16-row blocks and 32-column tiles, contiguous.
+  TensorRef ones = TensorRef::contiguous(a.data(), DType::f32, {1});
+  refuses(gemm_a8w8_bpreshuffle(*host.runtime, TensorRef::contiguous(a.data(), DType::f32, {4, 8}), x, w, ones, ones,
+                                nullptr, &error),
+          "gemm_a8w8_bpreshuffle: a preshuffled 'w' needs N a multiple of 16 and K of 32, got [8, 32]");
+  refuses(gemm_a8w8_bpreshuffle(*host.runtime, TensorRef::contiguous(a.data(), DType::f32, {2, 16}),
+                                TensorRef::contiguous(q.data(), DType::i8, {2, 32}),
+                                TensorRef{q.data(), DType::i8, {16, 32}, {40, 1}}, ones, ones, nullptr, &error),
+          "gemm_a8w8_bpreshuffle: a preshuffled 'w' must be contiguous, got strides 40, 1");
 }
 
 } // namespace

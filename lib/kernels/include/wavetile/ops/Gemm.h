@@ -56,6 +56,14 @@ bool gemm_a8w8(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const Te
                const TensorRef &wScale, const TensorRef *bias, std::string *error,
                const std::optional<GemmConfig> &config = std::nullopt);
 
+/// gemm_a8w8 with W as AITER's shuffle_weight(w, layout=(16, 16)) leaves it: [N, K],
+/// contiguous, N a multiple of 16 and K of 32, each 16-row block stored as K/32 tiles of two
+/// 16x16 halves (16 rows of the first 16 columns, then of the next 16). Tuned rows are
+/// gemm_a8w8's.
+bool gemm_a8w8_bpreshuffle(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w,
+                           const TensorRef &xScale, const TensorRef &wScale, const TensorRef *bias, std::string *error,
+                           const std::optional<GemmConfig> &config = std::nullopt);
+
 /// DeepSeek-style block scales: x, w fp8 (e4m3fn or e4m3fnuz), x_scale f32 [M, ceil(K/128)]
 /// (one per row and 128 columns), w_scale f32 [ceil(N/128), ceil(K/128)] (one per 128×128
 /// block of W), both row-major; out bf16, f16 or f32:
@@ -82,6 +90,7 @@ struct GemmSpec {
   bool scaled = false;                                  // gemm_a8w8: x_scale, w_scale
   bool blockScaled = false;                             // gemm_a8w8_blockscale
   bool mx = false; // gemm_a4w4: x, w packed fp4 (k counts elements), e8m0 scales per 32
+  bool wPreshuffled = false;                          // gemm_a8w8_bpreshuffle: W in shuffle_weight's (16, 16) layout
   bool xScalePerRow = false, wScalePerColumn = false; // else one scale for the tensor
   GemmConfig config;
   int64_t warpSize = 32;
