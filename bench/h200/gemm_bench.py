@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The GEMM family (wavetile.ops.gemm_a16w16, gemm_a8w8) on an NVIDIA GPU against cuBLAS
-(torch.matmul), torch._scaled_mm (fp8) and a Triton GEMM written here, interleaved in one
+"""The GEMM family (wavetile.ops.gemm_a16w16, gemm_a8w8 and gemm_a8w8_bpreshuffle) on an NVIDIA
+GPU against cuBLAS (torch.matmul), torch._scaled_mm (fp8) and a Triton GEMM written here, interleaved in one
 process (issue 6's benchmark). Numerics first (against an fp32 torch product), then device
 time per call (CUDA-graph replays over rotating inputs, bench/h200/ops_bench.py's method).
 Decode shapes use Llama-3-70B and DeepSeek-V3 layer sizes. With WAVETILE_TUNED_DIR set, the
@@ -114,8 +114,9 @@ def fp8_case(m, n, k, g):
 def bench_fp8(shapes):
     b.report("## gemm_a8w8 (fp8 e4m3fn, per-token × per-channel scales → bf16)")
     b.report("")
-    b.report("| M | N | K | wavetile µs | TFLOP/s | W TB/s | _scaled_mm µs | vs _scaled_mm | max rel err |")
-    b.report("|---|---|---|---|---|---|---|---|---|")
+    b.report("| M | N | K | wavetile µs | TFLOP/s | W TB/s | _scaled_mm µs | vs _scaled_mm | max rel err | "
+             "bpreshuffle µs | its max rel err |")
+    b.report("|---|---|---|---|---|---|---|---|---|---|---|")
     g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
     for m, n, k in shapes:
         batches = [fp8_case(m, n, k, g) for _ in range(2 if m * k + n * k > (32 << 20) else 8)]
@@ -123,15 +124,22 @@ def bench_fp8(shapes):
         ref = (x.float() @ w.float().t()) * xs * ws
         err, ok = check("gemm_a8w8", ops.gemm_a8w8(x, w, xs, ws), ref, 2e-2)
         t_ours = b.graph_time(ops.gemm_a8w8, batches)
+        # The same product with W in AITER's shuffled layout (gemm_a8w8_bpreshuffle).
+        shuffled = [(x, ops.shuffle_weight(w), xs, ws) for x, w, xs, ws in batches]
+        err_shuffled, ok_shuffled = check("gemm_a8w8_bpreshuffle", ops.gemm_a8w8_bpreshuffle(*shuffled[0]), ref, 2e-2)
+        t_shuffled = b.graph_time(ops.gemm_a8w8_bpreshuffle, shuffled)
         try:
             t_theirs = b.graph_time(scaled_mm, batches)
         except RuntimeError as e:  # _scaled_mm's own shape rules
             print(f"_scaled_mm {m}x{n}x{k}: {e}")
             t_theirs = float("nan")
         b.results.append({"op": "gemm_a8w8", "M": m, "N": n, "K": k, "wavetile_us": t_ours,
-                          "scaled_mm_us": t_theirs, "max_rel_err": err, "ok": ok})
+                          "scaled_mm_us": t_theirs, "max_rel_err": err, "ok": ok,
+                          "bpreshuffle_us": t_shuffled, "bpreshuffle_max_rel_err": err_shuffled,
+                          "bpreshuffle_ok": ok_shuffled})
         b.report(f"| {m} | {n} | {k} | {t_ours:.2f} | {2 * m * n * k / t_ours / 1e6:.1f} | {n * k / t_ours / 1e6:.2f} | "
-                 f"{t_theirs:.2f} | {t_theirs / t_ours:.2f} | {err:.1e}{'' if ok else ' FAIL'} |")
+                 f"{t_theirs:.2f} | {t_theirs / t_ours:.2f} | {err:.1e}{'' if ok else ' FAIL'} | "
+                 f"{t_shuffled:.2f} | {err_shuffled:.1e}{'' if ok_shuffled else ' FAIL'} |")
         save()
     b.report("")
 
