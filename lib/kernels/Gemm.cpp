@@ -173,11 +173,11 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
     }
     if (spec.vectorAligned) {
       const int64_t perVector = 16 / (bitWidth(stored) / 8);
-      for (const Tensor *t : {&x, &w}) {
-        k.assumeAligned(t->pointer, 16);
-        if (!(t == &w && spec.wPreshuffled)) // contiguous: its row stride is K
-          k.assumeDivisible(t->stride(0), perVector);
-      }
+      k.assumeAligned(x.pointer, 16);
+      k.assumeAligned(w.pointer, 16);
+      k.assumeDivisible(x.stride(0), perVector);
+      if (!spec.wPreshuffled) // else contiguous: its row stride is K, a multiple of 32
+        k.assumeDivisible(w.stride(0), perVector);
       if (out) {
         k.assumeAligned(out->pointer, 16);
         k.assumeDivisible(out->stride(0), 16 / (bitWidth(spec.output) / 8));
@@ -424,9 +424,10 @@ bool wavetile::ops::gemm_a16w16(OpRuntime &rt, const TensorRef &out, const Tenso
 namespace {
 
 /// gemm_a8w8 and its preshuffled form.
-bool runScaledGemm(OpRuntime &rt, const std::string &op, bool wPreshuffled, const TensorRef &out, const TensorRef &x,
-                   const TensorRef &w, const TensorRef &xScale, const TensorRef &wScale, const TensorRef *bias,
-                   std::string *error, const std::optional<GemmConfig> &config) {
+bool runScaledGemm(OpRuntime &rt, bool wPreshuffled, const TensorRef &out, const TensorRef &x, const TensorRef &w,
+                   const TensorRef &xScale, const TensorRef &wScale, const TensorRef *bias, std::string *error,
+                   const std::optional<GemmConfig> &config) {
+  const std::string op = wPreshuffled ? "gemm_a8w8_bpreshuffle" : "gemm_a8w8";
   ArgumentChecker check(op, error);
   if (!check.rows("x", x, {DType::f8E4M3FN, DType::f8E4M3FNUZ, DType::i8}) || !check.rows("w", w, {x.dtype}))
     return false;
@@ -456,13 +457,13 @@ bool runScaledGemm(OpRuntime &rt, const std::string &op, bool wPreshuffled, cons
 bool wavetile::ops::gemm_a8w8(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w,
                               const TensorRef &xScale, const TensorRef &wScale, const TensorRef *bias,
                               std::string *error, const std::optional<GemmConfig> &config) {
-  return runScaledGemm(rt, "gemm_a8w8", false, out, x, w, xScale, wScale, bias, error, config);
+  return runScaledGemm(rt, false, out, x, w, xScale, wScale, bias, error, config);
 }
 
 bool wavetile::ops::gemm_a8w8_bpreshuffle(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w,
                                           const TensorRef &xScale, const TensorRef &wScale, const TensorRef *bias,
                                           std::string *error, const std::optional<GemmConfig> &config) {
-  return runScaledGemm(rt, "gemm_a8w8_bpreshuffle", true, out, x, w, xScale, wScale, bias, error, config);
+  return runScaledGemm(rt, true, out, x, w, xScale, wScale, bias, error, config);
 }
 
 bool wavetile::ops::gemm_a8w8_blockscale(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w,

@@ -2012,9 +2012,14 @@ struct ReduceLowering : GpuPattern<ReduceOp> {
     // 2. Across lanes: butterfly over the lane bits of distinct coordinates along the axis.
     auto [lanes, warps] = distinctThreads(p);
     int64_t stride = laneStride(g, axisRoot);
-    for (int64_t mask = stride; mask < stride * lanes; mask *= 2)
-      for (Value &partial : partials)
-        partial = combineValues(rw, partial, butterflyPartner(rw, loc, ctx, partial, mask, stride));
+    // Combines each value over `span` lanes, `stride` apart, in every one of them (a lane
+    // distance at a time, across the values: independent exchanges back to back).
+    auto butterfly = [&](MutableArrayRef<Value> values, int64_t span) {
+      for (int64_t mask = stride; mask < stride * span; mask *= 2)
+        for (Value &value : values)
+          value = combineValues(rw, value, butterflyPartner(rw, loc, ctx, value, mask, stride));
+    };
+    butterfly(partials, lanes);
 
     // 3. Across warps: each warp's partials meet in shared memory.
     if (warps > 1) {
@@ -2048,8 +2053,7 @@ struct ReduceLowering : GpuPattern<ReduceOp> {
         Value readBase = arith::MulIOp::create(rw, loc, readWarp, i32Const(rw, loc, outputs));
         for (auto [partial, linear] : llvm::zip(partials, outLinear)) {
           partial = loadShared(rw, loc, view, arith::AddIOp::create(rw, loc, readBase, linear), element);
-          for (int64_t mask = stride; mask < stride * warps; mask *= 2)
-            partial = combineValues(rw, partial, butterflyPartner(rw, loc, ctx, partial, mask, stride));
+          butterfly(partial, warps);
         }
       } else {
         for (auto [partial, linear] : llvm::zip(partials, outLinear)) {
