@@ -169,12 +169,13 @@ def tune(requests, sets):
         b.report("")
 
 
+RESULT = os.environ.get("RESULT", "gemm_bench")
+b.REPORT = os.path.join(b.OUT, RESULT + ".md")  # written as it goes
+
+
 def save():
-    """Writes the report so far: a run cut short keeps what it measured."""
-    result = os.environ.get("RESULT", "gemm_bench")
-    with open(os.path.join(b.OUT, result + ".md"), "w") as f:
-        f.write("\n".join(b.lines) + "\n")
-    with open(os.path.join(b.OUT, result + ".json"), "w") as f:
+    """Writes the measurements so far: a run cut short keeps them."""
+    with open(os.path.join(b.OUT, RESULT + ".json"), "w") as f:
         json.dump(b.results, f, indent=1)
 
 
@@ -220,7 +221,7 @@ def main():
     b.report(f"numerics: {checks} checked, {b.failures} failed (tuned shapes with a wrong or no candidate count too)")
     save()
     import plot_gemm
-    plot_gemm.plot(b.results, os.path.join(b.OUT, os.environ.get("RESULT", "gemm_bench") + ".png"),
+    plot_gemm.plot(b.results, os.path.join(b.OUT, RESULT + ".png"),
                    f"{props.name}, CUDA-graph device time")
     return 1 if b.failures else 0
 

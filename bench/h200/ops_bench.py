@@ -36,12 +36,13 @@ MS = [1, 32, 256, 4096, 32768]
 NS = [4096, 7168, 8192, 16384]
 EPS = 1e-6
 results, failures = [], 0
+REPORT = os.path.join(OUT, "ops_bench.md")  # another script may name its own
 
 
 def report(text=""):
     print(text, flush=True)
     # Written as it goes, so a run cut short by the device's time limit still leaves its tables.
-    with open(os.path.join(OUT, "ops_bench.md"), "a") as f:
+    with open(REPORT, "a") as f:
         f.write(text + "\n")
 
 

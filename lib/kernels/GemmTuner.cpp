@@ -99,12 +99,17 @@ struct DeviceBuffer {
 std::vector<GemmConfig> wavetile::ops::gemmCandidates(const GemmShape &shape, DType input) {
   std::vector<GemmConfig> candidates;
   if (shape.m <= 64) {
+    // K steps of 128 bytes: streaming W needs bytes in flight, and 8-bit steps of 64 held
+    // half of bf16's (fp8 decode streamed W at 2.1-2.9 TB/s, bf16 at 3.1-4.4). The async-copy
+    // ring has won every decode shape since its copies lost their per-element masks; 4 stages
+    // keep a third more in flight. Block M up to twice M: on sm_90a 64-row tiles run on wgmma.
+    const int64_t bk = 128 / int64_t(bytesOf(input));
     for (int64_t bm : {16, 32, 64})
       for (int64_t bn : {32, 64, 128})
         for (int64_t split : {1, 2, 4, 8, 16})
-          for (int64_t stages : {1, 3}) // registers only, or an async-copy ring
-            if (bm < 2 * std::max<int64_t>(shape.m, 16) && (split == 1 || shape.k / split >= 128))
-              candidates.push_back({bm, bn, 64, stages, 4, split});
+          for (int64_t stages : {3, 4})
+            if (bm <= 2 * std::max<int64_t>(shape.m, 8) && (split == 1 || shape.k / split >= 128))
+              candidates.push_back({bm, bn, bk, stages, 4, split});
     // Skinny kernels: rows rounded up to a power of two, no matrix-instruction padding.
     const int64_t rows = int64_t(std::bit_ceil(uint64_t(shape.m)));
     for (int64_t bn : {8, 16, 32})
