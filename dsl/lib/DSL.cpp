@@ -568,6 +568,9 @@ Value wavetile::dsl::operator<<(Operand a, Operand b) { return arithmetic<void, 
 Value wavetile::dsl::operator>>(Operand a, Operand b) { return arithmetic<void, ma::ShRSIOp>(a, b, ">>"); }
 Value wavetile::dsl::maximum(Operand a, Operand b) { return arithmetic<ma::MaximumFOp, ma::MaxSIOp>(a, b, "maximum"); }
 Value wavetile::dsl::minimum(Operand a, Operand b) { return arithmetic<ma::MinimumFOp, ma::MinSIOp>(a, b, "minimum"); }
+Value wavetile::dsl::minimumNumber(Operand a, Operand b) {
+  return arithmetic<ma::MinNumFOp, ma::MinSIOp>(a, b, "minimumNumber");
+}
 
 Value wavetile::dsl::operator-(Operand a) {
   Value v = resolve(a, std::nullopt);

@@ -39,9 +39,10 @@ Value wavetile::ops::e8m0ScaleOf(Value amax, MxScaleRound round) {
   case MxScaleRound::Ceil:
     return exponentOf(amax * 0.25, true);
   case MxScaleRound::Even: {
-    // Round amax's mantissa at its second bit (1.75 rounds up), drop it, divide by 4.
+    // Round amax's mantissa at its second bit (1.75 rounds up), drop it, divide by 4. An
+    // exponent of 255 (rounded past the largest float, infinity or NaN) is infinity / 4: 255.
     Value rounded = ((amax.bitcast(DType::i32) + 0x200000) >> 23) & 0xFF;
-    return where(rounded >= 2, rounded - 2, 0);
+    return where(rounded == 0xFF, rounded, where(rounded >= 2, rounded - 2, 0));
   }
   }
   return amax;
@@ -153,15 +154,15 @@ void RowQuantizer::storeMx(Value row, Value c0, Value x, int64_t block) {
   // (and NaN's 255) multiply by 0.
   Value inverse = where((exponent == 0) | (exponent == 255), 0.0, ((254 - exponent) << 23).bitcast(DType::f32));
   Value y = x * inverse.expand(1).broadcastTo({groups, kMxGroup}).reshape({block});
-  // e2m1 round to nearest even on the f32 bits, saturating at 6 (NaN too): below 1 an add
-  // of 2^22 rounds to halves (the code is the count of them); from 1 the exponent is
-  // rebiased and the mantissa rounded at its top bit, ties to even.
-  Value a = abs(y);
+  // e2m1 round to nearest even on the f32 bits, saturating at 6 (NaN too: the clamp ignores
+  // it), whose code 7 the normal path gives: below 1 an add of 2^22 rounds to halves (the
+  // code is the count of them); from 1 the exponent is rebiased and the mantissa rounded at
+  // its top bit, ties to even.
+  Value a = minimumNumber(abs(y), 6.0);
   Value bits = a.bitcast(DType::i32);
   Value belowOne = ((a + 4194304.0).bitcast(DType::i32) - (149 << 23));
   Value normal = (bits + ((-126 << 23) + (1 << 21) - 1) + ((bits >> 22) & 1)) >> 22;
-  Value code = where(a < 6.0, where(a < 1.0, belowOne, normal), 7);
-  code = code | ((y.bitcast(DType::i32) >> 28) & 8);
+  Value code = where(a < 1.0, belowOne, normal) | ((y.bitcast(DType::i32) >> 28) & 8);
   // Element 2i in the low nibble of byte i.
   Value shifts = (arange(0, 2) * 4).expand(0).broadcastTo({block / 2, 2});
   Value bytes = (code.reshape({block / 2, 2}) << shifts).sum(1).to(DType::i8);

@@ -521,6 +521,8 @@ PYBIND11_MODULE(_wavetile, m) {
         py::arg("a"), py::arg("b"), py::arg("acc"), py::arg("atom") = "");
   m.def("maximum", [](const py::object &a, const py::object &b) { return maximum(operand(a), operand(b)); });
   m.def("minimum", [](const py::object &a, const py::object &b) { return minimum(operand(a), operand(b)); });
+  m.def("minimum_number",
+        [](const py::object &a, const py::object &b) { return minimumNumber(operand(a), operand(b)); });
   m.def("where", [](const py::object &c, const py::object &a, const py::object &b) {
     return where(operand(c), operand(a), operand(b));
   });

@@ -67,6 +67,22 @@ def test_approximate_reciprocal_on_the_host_and_in_the_ir():
     assert "arith.divf" in reciprocal.ir() and "fastmath<afn>" in reciprocal.ir()
 
 
+def test_minimum_number_ignores_nan():
+    @wt.kernel
+    def clamp(x: wt.pointer[wt.f32], out: wt.pointer[wt.f32], n: wt.i32):
+        offsets = wt.arange(0, 256)
+        wt.store(out, offsets, wt.minimum_number(wt.load(x, offsets, offsets < n), 2.0), offsets < n)
+
+    n = 200
+    x = rng().standard_normal(n).astype(np.float32) * 4
+    x[::7] = np.nan
+    out = np.full(n + 3, np.nan, np.float32)
+    clamp[(1,)](x, out, n)
+    np.testing.assert_array_equal(out[:n], np.fmin(x, np.float32(2)))  # NaN gives the bound
+    assert np.isnan(out[n:]).all()
+    assert "arith.minnumf" in clamp.ir()
+
+
 def test_approximate_exp_on_the_host_and_in_the_ir():
     @wt.kernel
     def exponential(x: wt.pointer[wt.f32], out: wt.pointer[wt.f32], n: wt.i32):

@@ -72,6 +72,7 @@ make_buffer = _C.make_buffer
 dot = _C.dot
 maximum = _C.maximum
 minimum = _C.minimum
+minimum_number = _C.minimum_number
 where = _C.where
 exp, exp2, log, sqrt, rsqrt = _C.exp, _C.exp2, _C.log, _C.sqrt, _C.rsqrt
 # 1/x by the GPU's reciprocal instruction (within 1 ulp, no branch); exact on the host.

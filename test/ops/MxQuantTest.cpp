@@ -51,12 +51,13 @@ uint8_t referenceScale(float amax, MxScaleRound round) {
 }
 
 /// torchao's _f32_to_floatx_unpacked for e2m1: saturate at 6, denormals (below 1) by adding
-/// a magic float, normals by adding the rounding bias to the bits.
+/// a magic float, normals by adding the rounding bias to the bits. NaN saturates too (ours:
+/// torchao leaves it undefined).
 uint8_t referenceCode(float v) {
   uint32_t sign = bitsOf(v) & 0x80000000u;
   float x = floatOf(bitsOf(v) ^ sign);
   uint8_t code;
-  if (x >= 6.0f) {
+  if (x >= 6.0f || std::isnan(x)) {
     code = 7;
   } else if (x < 1.0f) {
     const uint32_t denormExponent = (127 - 1) + (23 - 1) + 1;
@@ -116,6 +117,8 @@ TEST_P(MxQuantTest, MatchesAitersDefinitionByteForByte) {
         v = (midpoint(rng) % 2 ? -1.f : 1.f) * midpoints[midpoint(rng) % 8] * (c % 32 == 0 ? 1.f : 0.5f);
       if (r % 4 == 3 && c < 40) // a zero group, and tiny values
         v = c < 32 ? 0.f : -1e-6f * float(c);
+      if (r % 4 == 3 && (c == 40 || c == 45)) // NaNs of both signs: scale byte 255, the rest 0
+        v = c == 40 ? NAN : -NAN;
       input.set(r * stride + c, v);
     }
   const int64_t groups = (n + 31) / 32;
@@ -140,8 +143,10 @@ TEST_P(MxQuantTest, MatchesAitersDefinitionByteForByte) {
     for (int64_t g = 0; g < groups; ++g) {
       int64_t end = std::min(n, (g + 1) * 32);
       float amax = 0;
-      for (int64_t c = g * 32; c < end; ++c)
-        amax = std::max(amax, std::abs(input.get(r * stride + c)));
+      for (int64_t c = g * 32; c < end; ++c) { // NaN propagates, as in torch.amax
+        float v = std::abs(input.get(r * stride + c));
+        amax = std::isnan(v) || v > amax ? v : amax;
+      }
       uint8_t byte = referenceScale(amax, round);
       expectedScales[shuffle ? shuffleIndex(scaleColumns, r, g) : r * groups + g] = byte;
       float dq = floatOf(uint32_t(byte) << 23), inverse = dq == 0 ? 0.f : 1.0f / dq;

@@ -132,6 +132,10 @@ Value operator>>(Operand a, Operand b); // arithmetic shift for signed integers
 
 Value maximum(Operand a, Operand b); // NaN-propagating for floats
 Value minimum(Operand a, Operand b);
+/// The smaller of two floats ignoring a NaN operand (IEEE 754-2008 minNum: one instruction on
+/// GPUs, and a bound that holds for NaN too; which of +0 and -0 is unspecified); integers as
+/// minimum.
+Value minimumNumber(Operand a, Operand b);
 Value where(Operand condition, Operand ifTrue, Operand ifFalse);
 /// a * b + c rounded once (floats).
 Value fma(Operand a, Operand b, Operand c);
