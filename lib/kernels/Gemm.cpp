@@ -4,7 +4,11 @@
 
 #include "Checks.h"
 #include "RowKernels.h"
+#include "RowQuant.h"
 
+#include "wavetile/Atoms/AtomTable.h"
+
+#include <algorithm>
 #include <bit>
 #include <charconv>
 
@@ -97,8 +101,17 @@ std::string GemmSpec::key() const {
          (scaled ? std::string("/scales_") + (xScalePerRow ? "token" : "tensor") + "_" +
                        (wScalePerColumn ? "channel" : "tensor")
                  : "") +
-         (blockScaled ? "/blockscale" : "") + (mx ? "/mxfp4" : "") + (wPreshuffled ? "/bpreshuffle" : "") + "/" +
-         config.key() + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
+         (blockScaled ? "/blockscale" : "") + (mx ? (scaledMma ? "/mxfp4" : "/mxfp4-bf16") : "") +
+         (wPreshuffled ? "/bpreshuffle" : "") + "/" + config.key() + "/w" + std::to_string(warpSize) +
+         (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
+}
+
+bool wavetile::ops::hasScaledMxMma(std::string_view target) {
+  std::optional<atoms::Target> t = atoms::parseTarget(target);
+  if (!t)
+    return false;
+  auto found = atoms::findAtoms(*t, atoms::ScalarKind::f4E2M1, atoms::ScalarKind::f4E2M1, atoms::ScalarKind::f32);
+  return std::any_of(found.begin(), found.end(), [](const atoms::Atom *atom) { return atom->scaleType.has_value(); });
 }
 
 void wavetile::ops::fitGemmConfig(GemmSpec &spec) {
@@ -222,8 +235,10 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
     };
     std::optional<Tensor> xBlockScale, wBlockScale, xMxScale, wMxScale;
     if (spec.mx) {
-      xMxScale = k.tensor("x_scale", DType::f8E8M0FNU, {Dim::dynamic(), Dim::fixed(spec.k / 32)}, false, reach);
-      wMxScale = k.tensor("w_scale", DType::f8E8M0FNU, {Dim::fixed(spec.n), Dim::fixed(spec.k / 32)}, false, reach);
+      // The scaled instruction takes e8m0 operands; dequantizing decodes the bytes.
+      const DType scale = spec.scaledMma ? DType::f8E8M0FNU : DType::i8;
+      xMxScale = k.tensor("x_scale", scale, {Dim::dynamic(), Dim::fixed(spec.k / 32)}, false, reach);
+      wMxScale = k.tensor("w_scale", scale, {Dim::fixed(spec.n), Dim::fixed(spec.k / 32)}, false, reach);
     }
     if (spec.blockScaled) {
       const int64_t kBlocks = (spec.k + 127) / 128;
@@ -234,14 +249,26 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
     Value acc = forRange(kBegin, kEnd, int32_t(c.blockK), {zeros({c.blockM, c.blockN}, accumulator)},
                          [&](Value k0, const std::vector<Value> &sum) {
                            if (spec.mx) {
-                             // Bytes of the step, unpacked to codes; one scale per 32 of K.
+                             // Bytes of the step; one scale per 32 of K.
                              Value bytes = (k0 / 2 + arange(0, int32_t(c.blockK / 2))).expand(0);
                              Value groups = (k0 / 32 + arange(0, int32_t(c.blockK / 32))).expand(0);
-                             Value xTile = unpackFp4(load(x, {rows.expand(1), bytes}));
-                             Value wTile = unpackFp4(load(w, {cols.expand(1), bytes})).trans();
+                             Value xBytes = load(x, {rows.expand(1), bytes}), wBytes = load(w, {cols.expand(1), bytes});
                              Value xs = load(*xMxScale, {rows.expand(1), groups});
-                             Value ws = load(*wMxScale, {cols.expand(1), groups}).trans();
-                             return std::vector<Value>{scaledDot(xTile, xs, wTile, ws, sum[0])};
+                             Value ws = load(*wMxScale, {cols.expand(1), groups});
+                             if (spec.scaledMma)
+                               return std::vector<Value>{
+                                   scaledDot(unpackFp4(xBytes), xs, unpackFp4(wBytes).trans(), ws.trans(), sum[0])};
+                             // Each code times its group's scale, exact in bf16 (two significant
+                             // bits times a power of two): the scaled instruction's products.
+                             auto dequantized = [&](Value packed, Value scales, int64_t count) {
+                               Value perElement = e8m0Value(scales)
+                                                      .expand(2)
+                                                      .broadcastTo({count, c.blockK / 32, 32})
+                                                      .reshape({count, c.blockK});
+                               return (e2m1Value(e2m1Codes(packed)) * perElement).to(DType::bf16);
+                             };
+                             return std::vector<Value>{dot(dequantized(xBytes, xs, c.blockM),
+                                                           dequantized(wBytes, ws, c.blockN).trans(), sum[0])};
                            }
                            Value ks = (k0 + kRange).expand(0);
                            if (c.skinny) {
@@ -364,6 +391,7 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
   if (spec.mx && k % 32)
     return opError(error, op, "K = " + std::to_string(k) + " is not a multiple of 32 (one e8m0 scale per 32)");
   spec.warpSize = rt.warpSize();
+  spec.scaledMma = spec.mx && hasScaledMxMma(rt.target());
   fitGemmConfig(spec);
   if (spec.config.skinny && (spec.input == DType::i8 || spec.mx || spec.blockScaled))
     return opError(error, op, "the skinny kernel takes 16-bit or fp8 inputs with per-token/per-tensor scales");
@@ -383,16 +411,19 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
   const GemmConfig &c = spec.config;
   const uint32_t tilesM = uint32_t((m + c.blockM - 1) / c.blockM), tilesN = uint32_t((n + c.blockN - 1) / c.blockN);
   auto build = [&](std::string *e) { return buildGemm(spec, e); };
+  // MXFP4 kernels read packed codes as bytes, and the scales too where they decode them.
+  auto bytesIf = [](bool asBytes, const TensorRef &t) {
+    return asBytes ? TensorRef{t.data, DType::i8, t.shape, t.strides} : t;
+  };
   NamedArgs args;
-  if (spec.mx) // the kernel reads bytes
-    args.tensor("x", {x.data, DType::i8, x.shape, x.strides}).tensor("w", {w.data, DType::i8, w.shape, w.strides});
-  else
-    args.tensor("x", x).tensor("w", w);
+  args.tensor("x", bytesIf(spec.mx, x)).tensor("w", bytesIf(spec.mx, w));
   args.tensor("out", out);
   if (bias)
     args.tensor("bias", *bias);
-  if (scales)
-    args.tensor("x_scale", scales->x).tensor("w_scale", scales->w);
+  if (scales) {
+    const bool decoded = spec.mx && !spec.scaledMma;
+    args.tensor("x_scale", bytesIf(decoded, scales->x)).tensor("w_scale", bytesIf(decoded, scales->w));
+  }
   std::string launchError;
   if (c.splitK == 1) {
     if (!rt.launch(spec.key(), build, "gemm", {tilesM, tilesN, 1}, args, &launchError))

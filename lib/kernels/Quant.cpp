@@ -271,19 +271,8 @@ std::unique_ptr<Module> wavetile::ops::buildDequant(const DequantSpec &spec, std
     forRange(0, n, block, {}, [&](Value c0, const std::vector<Value> &) {
       Value x, scale;
       if (mx) {
-        // Two codes per byte, element 2i low; e2m1 = sign, 2 exponent bits, 1 mantissa bit.
-        Value bytes = load(input, {row, c0 / 2 + arange(0, int32_t(block / 2))}).to(DType::i32) & 0xFF;
-        Value e = arange(0, 2).expand(0).broadcastTo({block / 2, 2});
-        Value code = ((bytes.expand(1).broadcastTo({block / 2, 2}) >> (e * 4)) & 15).reshape({block});
-        Value exponent = (code >> 1) & 3, mantissa = (code & 1).to(DType::f32);
-        Value magnitude = where(exponent == 0, mantissa * 0.5,
-                                (1.0 + mantissa * 0.5) * ((exponent + 126) << 23).bitcast(DType::f32));
-        x = where((code & 8) != 0, -magnitude, magnitude);
-        scale = perElement(c0, [](Value byte) {
-          Value b = byte.to(DType::i32) & 0xFF;
-          // 2^(b - 127): byte 0 is the f32 denormal 2^-127, byte 255 a NaN.
-          return ((b << 23) | where(b == 0, 0x400000, where(b == 255, 1, 0))).bitcast(DType::f32);
-        });
+        x = e2m1Value(e2m1Codes(load(input, {row, c0 / 2 + arange(0, int32_t(block / 2))})));
+        scale = perElement(c0, e8m0Value);
       } else {
         x = load(input, {row, c0 + columns}).to(DType::f32);
         scale = rowScale ? *rowScale : perElement(c0, [](Value s) { return s; });

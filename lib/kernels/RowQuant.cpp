@@ -48,6 +48,31 @@ Value wavetile::ops::e8m0ScaleOf(Value amax, MxScaleRound round) {
   return amax;
 }
 
+Value wavetile::ops::e2m1Codes(Value bytes) {
+  Shape shape = bytes.shape(), pairs = shape;
+  pairs.push_back(2);
+  Shape codes(shape);
+  codes.back() *= 2;
+  const int axis = int(shape.size());
+  Value shifts = arange(0, 2) * 4;
+  for (size_t d = 0; d < shape.size(); ++d)
+    shifts = shifts.expand(0);
+  Value b = (bytes.to(DType::i32) & 0xFF).expand(axis).broadcastTo(pairs);
+  return ((b >> shifts.broadcastTo(pairs)) & 15).reshape(codes);
+}
+
+Value wavetile::ops::e2m1Value(Value code) {
+  Value exponent = (code >> 1) & 3, mantissa = (code & 1).to(DType::f32);
+  Value magnitude =
+      where(exponent == 0, mantissa * 0.5, (1.0 + mantissa * 0.5) * ((exponent + 126) << 23).bitcast(DType::f32));
+  return where((code & 8) != 0, -magnitude, magnitude);
+}
+
+Value wavetile::ops::e8m0Value(Value bytes) {
+  Value b = bytes.to(DType::i32) & 0xFF;
+  return ((b << 23) | where(b == 0, 0x400000, where(b == 255, 1, 0))).bitcast(DType::f32);
+}
+
 RowQuantizer::RowQuantizer(KernelBuilder &k, const RowQuant &quant, int64_t hidden, Reach reach, bool aligned)
     : quant_(quant), hidden_(hidden) {
   const bool mx = quant.scheme == QuantScheme::Mx;

@@ -2,7 +2,8 @@
 //
 // What the quantization ops and the norms that quantize their output share: the output
 // tensors of each scheme, scales from an absolute maximum, and the conversion to fp8, int8
-// or MXFP4 (e2m1 codes packed two per byte, one e8m0 scale per 32 elements).
+// or MXFP4 (e2m1 codes packed two per byte, one e8m0 scale per 32 elements); and MXFP4's
+// decoding, which dequant and gemm_a4w4 share.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAVETILE_LIB_KERNELS_ROWQUANT_H
@@ -72,6 +73,15 @@ dsl::Value exactQuotient(dsl::Value x, dsl::Value d, dsl::Value reciprocal, bool
 
 /// MXFP4 scales: the e8m0 byte (as i32) of a group's amax under `round`.
 dsl::Value e8m0ScaleOf(dsl::Value amax, MxScaleRound round);
+
+/// MXFP4 decoding. The codes (i32, 0-15) of packed bytes [..., B] (i8): [..., 2B], element 2i
+/// from byte i's low nibble.
+dsl::Value e2m1Codes(dsl::Value bytes);
+/// The f32 value of e2m1 codes (i32): sign, 2 exponent bits, 1 mantissa bit.
+dsl::Value e2m1Value(dsl::Value code);
+/// The f32 value of e8m0 scale bytes (i8): 2^(b - 127); byte 0 is the f32 denormal 2^-127,
+/// byte 255 a NaN.
+dsl::Value e8m0Value(dsl::Value bytes);
 
 } // namespace wavetile::ops
 

@@ -90,6 +90,9 @@ struct GemmSpec {
   bool scaled = false;                                  // gemm_a8w8: x_scale, w_scale
   bool blockScaled = false;                             // gemm_a8w8_blockscale
   bool mx = false; // gemm_a4w4: x, w packed fp4 (k counts elements), e8m0 scales per 32
+  // gemm_a4w4 on a target with a block-scaled MMA (gfx950); elsewhere the kernel dequantizes
+  // both operands to bf16 in registers and multiplies them on the ordinary matrix instructions.
+  bool scaledMma = false;
   bool wPreshuffled = false;                          // gemm_a8w8_bpreshuffle: W in shuffle_weight's (16, 16) layout
   bool xScalePerRow = false, wScalePerColumn = false; // else one scale for the tensor
   GemmConfig config;
@@ -97,6 +100,9 @@ struct GemmSpec {
   bool vectorAligned = false, within2GiB = true;
   std::string key() const;
 };
+/// Whether `target` has a matrix instruction that multiplies MXFP4 operands with their e8m0
+/// block scales (GemmSpec::scaledMma).
+bool hasScaledMxMma(std::string_view target);
 /// The module: "gemm" (and "gemm_reduce" when split).
 std::unique_ptr<Module> buildGemm(const GemmSpec &spec, std::string *error);
 /// What the kernel variant and the target (`spec.warpSize`) impose on a configuration:
