@@ -121,7 +121,8 @@ void wavetile::ops::fitGemmConfig(GemmSpec &spec) {
     // Whole bytes and scale groups; narrow tiles take K steps the 16x16x128 atom fits.
     const bool narrow = spec.config.blockM < 32 || spec.config.blockN < 32;
     spec.config.blockK = std::max<int64_t>(spec.config.blockK, narrow ? 128 : 64);
-    spec.config.stages = 1; // unpacked operands are not prefetched
+    if (spec.scaledMma)
+      spec.config.stages = 1; // unpacked operands are not prefetched
   }
   // A wave without an MFMA block of its own would take the tile off the matrix cores
   // (tables tuned for 32-lane warps name 16x32 tiles with 4 warps).

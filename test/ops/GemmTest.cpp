@@ -583,11 +583,16 @@ TEST(GemmOp, ShippedConfigurationsMatchTheReference) {
 // decodes e2m1 from its own table.
 TEST(GemmA4W4Op, MatchesDoubleReference) {
   const float e2m1[] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
-  // 40 rows in 64×64 tiles: the block-scaled MFMA on gfx950 (through the emulator).
-  for (auto [m, n, k, split] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{3, 40, 128, 1},
-                                {17, 70, 96, 1},
-                                {2, 64, 256, 2},
-                                {40, 48, 192, 1}}) {
+  // Decode defaults, split-K, and 64×64 tiles (the block-scaled MFMA on gfx950 through the
+  // emulator) without and (off gfx950) with a 3-stage ring, which carries the packed bytes
+  // and scales to be decoded after it; 70 rows take the large-M default (a ring off gfx950).
+  using Config = std::optional<GemmConfig>;
+  for (auto [m, n, k, config] : {std::tuple<int64_t, int64_t, int64_t, Config>{3, 40, 128, std::nullopt},
+                                 {17, 70, 96, std::nullopt},
+                                 {2, 64, 256, GemmConfig{16, 32, 64, 1, 4, 2}},
+                                 {33, 72, 320, GemmConfig{64, 64, 64, 1, 4, 1}},
+                                 {40, 48, 192, GemmConfig{64, 64, 64, 3, 4, 1}},
+                                 {70, 40, 128, std::nullopt}}) {
     SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
     std::string error;
     wavetile::test::HostOps host;
@@ -610,11 +615,6 @@ TEST(GemmA4W4Op, MatchesDoubleReference) {
     };
     HostBuffer out(DType::f32, m * n);
     out.poison();
-    std::optional<GemmConfig> config;
-    if (split > 1)
-      config = GemmConfig{16, 32, 64, 1, 4, split};
-    else if (m >= 32)
-      config = GemmConfig{64, 64, 64, 1, 4, 1};
     ASSERT_TRUE(gemm_a4w4(*host.runtime, TensorRef::contiguous(out.data(), DType::f32, {m, n}),
                           TensorRef::contiguous(x.data(), DType::f4E2M1FN, {m, k / 2}),
                           TensorRef::contiguous(w.data(), DType::f4E2M1FN, {n, k / 2}),

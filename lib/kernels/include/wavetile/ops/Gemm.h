@@ -107,8 +107,9 @@ bool hasScaledMxMma(std::string_view target);
 std::unique_ptr<Module> buildGemm(const GemmSpec &spec, std::string *error);
 /// What the kernel variant and the target (`spec.warpSize`) impose on a configuration:
 /// block-scaled fp8 steps K by its 128-wide scale blocks; MXFP4 by at least 64 (128 for tiles
-/// under 32 rows or columns, which gfx950's 16x16x128 block-scaled MFMA needs) without a
-/// prefetch ring; on 64-lane waves, no more waves than the tile has 16x16 MFMA blocks.
+/// under 32 rows or columns, which gfx950's 16x16x128 block-scaled MFMA needs), without a
+/// prefetch ring where the block-scaled instruction takes the unpacked codes; on 64-lane
+/// waves, no more waves than the tile has 16x16 MFMA blocks.
 void fitGemmConfig(GemmSpec &spec);
 
 } // namespace wavetile::ops
