@@ -201,9 +201,7 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     }
     if ((!scaled && *dtype == DType::f32) || gemm.n < 1)
       return fail("gemm_a16w16 takes bf16 or f16 inputs; both GEMMs need n=N");
-    gemm.warpSize = OpRuntime::warpSizeOf(target);
-    gemm.scaledMma = gemm.mx && hasScaledMxMma(target);
-    fitGemmConfig(gemm); // as the op does
+    fitGemmConfig(gemm, target); // as the op does
     if (std::string problem = gemm.config.problem(); !problem.empty())
       return fail(problem);
     gemm.vectorAligned = takeFlag("a16");

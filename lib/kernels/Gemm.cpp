@@ -106,15 +106,21 @@ std::string GemmSpec::key() const {
          (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
 }
 
-bool wavetile::ops::hasScaledMxMma(std::string_view target) {
+namespace {
+/// Whether `target` has a matrix instruction that multiplies MXFP4 operands with their e8m0
+/// block scales.
+bool hasScaledMxMma(std::string_view target) {
   std::optional<atoms::Target> t = atoms::parseTarget(target);
   if (!t)
     return false;
   auto found = atoms::findAtoms(*t, atoms::ScalarKind::f4E2M1, atoms::ScalarKind::f4E2M1, atoms::ScalarKind::f32);
   return std::any_of(found.begin(), found.end(), [](const atoms::Atom *atom) { return atom->scaleType.has_value(); });
 }
+} // namespace
 
-void wavetile::ops::fitGemmConfig(GemmSpec &spec) {
+void wavetile::ops::fitGemmConfig(GemmSpec &spec, std::string_view target) {
+  spec.warpSize = OpRuntime::warpSizeOf(target);
+  spec.scaledMma = spec.mx && hasScaledMxMma(target);
   if (spec.blockScaled)
     spec.config.blockK = 128; // a K step is a scale block
   if (spec.mx) {
@@ -391,9 +397,7 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
   }
   if (spec.mx && k % 32)
     return opError(error, op, "K = " + std::to_string(k) + " is not a multiple of 32 (one e8m0 scale per 32)");
-  spec.warpSize = rt.warpSize();
-  spec.scaledMma = spec.mx && hasScaledMxMma(rt.target());
-  fitGemmConfig(spec);
+  fitGemmConfig(spec, rt.target());
   if (spec.config.skinny && (spec.input == DType::i8 || spec.mx || spec.blockScaled))
     return opError(error, op, "the skinny kernel takes 16-bit or fp8 inputs with per-token/per-tensor scales");
   if (std::string problem = spec.config.problem(); !problem.empty())

@@ -100,17 +100,15 @@ struct GemmSpec {
   bool vectorAligned = false, within2GiB = true;
   std::string key() const;
 };
-/// Whether `target` has a matrix instruction that multiplies MXFP4 operands with their e8m0
-/// block scales (GemmSpec::scaledMma).
-bool hasScaledMxMma(std::string_view target);
 /// The module: "gemm" (and "gemm_reduce" when split).
 std::unique_ptr<Module> buildGemm(const GemmSpec &spec, std::string *error);
-/// What the kernel variant and the target (`spec.warpSize`) impose on a configuration:
-/// block-scaled fp8 steps K by its 128-wide scale blocks; MXFP4 by at least 64 (128 for tiles
-/// under 32 rows or columns, which gfx950's 16x16x128 block-scaled MFMA needs), without a
-/// prefetch ring where the block-scaled instruction takes the unpacked codes; on 64-lane
-/// waves, no more waves than the tile has 16x16 MFMA blocks.
-void fitGemmConfig(GemmSpec &spec);
+/// Sets what `target` decides in the spec (warpSize, scaledMma) and what the kernel variant and
+/// the target impose on its configuration: block-scaled fp8 steps K by its 128-wide scale
+/// blocks; MXFP4 by at least 64 (128 for tiles under 32 rows or columns, which gfx950's
+/// 16x16x128 block-scaled MFMA needs), without a prefetch ring where the block-scaled
+/// instruction takes the unpacked codes; on 64-lane waves, no more waves than the tile has
+/// 16x16 MFMA blocks.
+void fitGemmConfig(GemmSpec &spec, std::string_view target);
 
 } // namespace wavetile::ops
 
