@@ -5,6 +5,7 @@
 #include "Checks.h"
 
 #include <bit>
+#include <cmath>
 #include <limits>
 
 using namespace wavetile;
@@ -62,10 +63,11 @@ Value wavetile::ops::e2m1Codes(Value bytes) {
 }
 
 Value wavetile::ops::e2m1Value(Value code) {
-  Value exponent = (code >> 1) & 3, mantissa = (code & 1).to(DType::f32);
-  Value magnitude =
-      where(exponent == 0, mantissa * 0.5, (1.0 + mantissa * 0.5) * ((exponent + 126) << 23).bitcast(DType::f32));
-  return where((code & 8) != 0, -magnitude, magnitude);
+  // The code's exponent and mantissa bits at f32's lowest exponent bit and highest mantissa
+  // bit, its sign at f32's: 2^-126 times the value (for exponent 0 a denormal, kept by every
+  // target's f32 multiply), scaled back exactly by one multiply.
+  Value bits = ((code & 7) << 22) | ((code & 8) << 28);
+  return bits.bitcast(DType::f32) * std::ldexp(1.0, 126);
 }
 
 Value wavetile::ops::e8m0Value(Value bytes) {
