@@ -37,8 +37,22 @@ std::string GemmConfig::problem() const {
   return {};
 }
 
-GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int64_t multiprocessors) {
+GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int64_t multiprocessors,
+                                            std::string_view mxDecodeTarget) {
   GemmConfig c;
+  if (!mxDecodeTarget.empty() && m <= 16) {
+    // MXFP4 decoded in registers, the best of a sweep on the H200 (bench/gemm-notes.md v12) at
+    // 8192x8192, 57344x8192 and 4096x7168: one row skinny (no matrix instruction to pad), up to
+    // 16 rows a 3-stage ring; both split K in four. CDNA takes half the K step: there the wider
+    // skinny step spills 12 SGPRs, and the ring's decoded tiles need 64 KiB of scratch for
+    // their layout changes, past gfx942's LDS (on the H200 those steps take 1.14-1.60x the time).
+    const int64_t narrow = OpRuntime::warpSizeOf(mxDecodeTarget) == 64 ? 2 : 1;
+    c = m == 1 ? GemmConfig{1, 32, 512 / narrow, 1, 4, 4} : GemmConfig{16, 64, 256 / narrow, 3, 4, 4};
+    c.skinny = m == 1;
+    while (c.splitK > 1 && k / c.splitK < c.blockK)
+      c.splitK /= 2;
+    return c;
+  }
   if (m <= 64) {
     // Decode: W is the stream. Narrow M tiles, wide K steps, and K split until every
     // multiprocessor has four tiles (each split keeps at least 256 of K): the H200's tuned
@@ -120,7 +134,7 @@ bool hasScaledMxMma(std::string_view target) {
 
 void wavetile::ops::fitGemmConfig(GemmSpec &spec, std::string_view target) {
   spec.warpSize = OpRuntime::warpSizeOf(target);
-  spec.scaledMma = spec.mx && hasScaledMxMma(target);
+  spec.scaledMma = spec.mx && !spec.config.skinny && hasScaledMxMma(target);
   if (spec.blockScaled)
     spec.config.blockK = 128; // a K step is a scale block
   if (spec.mx) {
@@ -265,17 +279,22 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
                              if (spec.scaledMma)
                                return std::vector<Value>{
                                    scaledDot(unpackFp4(xBytes), xs, unpackFp4(wBytes).trans(), ws.trans(), sum[0])};
-                             // Each code times its group's scale, exact in bf16 (two significant
-                             // bits times a power of two): the scaled instruction's products.
+                             // Each code times its group's scale, exact in f32 and in bf16 (two
+                             // significant bits times a power of two): the scaled instruction's
+                             // products.
                              auto dequantized = [&](Value packed, Value scales, int64_t count) {
                                Value perElement = e8m0Value(scales)
                                                       .expand(2)
                                                       .broadcastTo({count, c.blockK / 32, 32})
                                                       .reshape({count, c.blockK});
-                               return (e2m1Value(e2m1Codes(packed)) * perElement).to(DType::bf16);
+                               return e2m1Value(e2m1Codes(packed)) * perElement;
                              };
-                             return std::vector<Value>{dot(dequantized(xBytes, xs, c.blockM),
-                                                           dequantized(wBytes, ws, c.blockN).trans(), sum[0])};
+                             Value xValues = dequantized(xBytes, xs, c.blockM);
+                             Value wValues = dequantized(wBytes, ws, c.blockN);
+                             if (c.skinny) // [rows, 1, K] x [1, cols, K]: exact products summed in f32
+                               return std::vector<Value>{sum[0] + (xValues.expand(1) * wValues.expand(0)).sum(2)};
+                             return std::vector<Value>{
+                                 dot(xValues.to(DType::bf16), wValues.to(DType::bf16).trans(), sum[0])};
                            }
                            Value ks = (k0 + kRange).expand(0);
                            if (c.skinny) {
@@ -392,14 +411,17 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
         return opError(error, op, "tuned configuration: " + tableError);
       spec.config = *tuned;
     } else {
-      spec.config = defaultGemmConfig(m, n, k, multiprocessors > 0 ? multiprocessors : 132);
+      const bool mxInRegisters = spec.mx && !hasScaledMxMma(rt.target());
+      spec.config = defaultGemmConfig(m, n, k, multiprocessors > 0 ? multiprocessors : 132,
+                                      mxInRegisters ? rt.target() : std::string_view());
     }
   }
   if (spec.mx && k % 32)
     return opError(error, op, "K = " + std::to_string(k) + " is not a multiple of 32 (one e8m0 scale per 32)");
   fitGemmConfig(spec, rt.target());
-  if (spec.config.skinny && (spec.input == DType::i8 || spec.mx || spec.blockScaled))
-    return opError(error, op, "the skinny kernel takes 16-bit or fp8 inputs with per-token/per-tensor scales");
+  if (spec.config.skinny && (spec.input == DType::i8 || spec.blockScaled))
+    return opError(error, op,
+                   "the skinny kernel takes 16-bit, fp8 or MXFP4 inputs, fp8 with per-token/per-tensor scales");
   if (std::string problem = spec.config.problem(); !problem.empty())
     return opError(error, op, problem);
   if (m == 0)

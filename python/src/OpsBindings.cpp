@@ -51,6 +51,22 @@ void run(PyOpRuntime &rt, uintptr_t stream, const std::function<bool(OpRuntime &
     throw OpError(error);
 }
 
+/// A GEMM configuration given from Python: (block_m, block_n, block_k, stages, warps, split_k
+/// [, skinny]); none leaves the choice to the tuned table or the default.
+bool gemmConfigArgument(const char *op, const std::optional<std::vector<int64_t>> &values,
+                        std::optional<GemmConfig> *config, std::string *error) {
+  if (!values)
+    return true;
+  const std::vector<int64_t> &v = *values;
+  if (v.size() != 6 && v.size() != 7) {
+    *error = std::string(op) + ": config is (block_m, block_n, block_k, stages, warps, split_k[, skinny])";
+    return false;
+  }
+  *config = GemmConfig{v[0], v[1], v[2], v[3], v[4], v[5]};
+  (*config)->skinny = v.size() == 7 && v[6] != 0;
+  return true;
+}
+
 /// Whether `round` is an MxScaleRound value (AITER's MxScaleRoundMode).
 bool roundMode(int round, std::string *error) {
   if (round >= 0 && round <= 3)
@@ -157,13 +173,8 @@ void bindOps(py::module_ &m) {
                           const std::optional<PyTensor> &bias, const std::optional<std::vector<int64_t>> &config) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {
       std::optional<GemmConfig> c;
-      if (config) {
-        if (config->size() != 6) {
-          *e = "gemm_a16w16: config is (block_m, block_n, block_k, stages, warps, split_k)";
-          return false;
-        }
-        c = GemmConfig{(*config)[0], (*config)[1], (*config)[2], (*config)[3], (*config)[4], (*config)[5]};
-      }
+      if (!gemmConfigArgument("gemm_a16w16", config, &c, e))
+        return false;
       TensorRef b = bias ? tensorOf(*bias) : TensorRef{};
       return gemm_a16w16(r, tensorOf(out), tensorOf(x), tensorOf(w), bias ? &b : nullptr, e, c);
     });
@@ -186,11 +197,15 @@ void bindOps(py::module_ &m) {
     });
   });
   m.def("gemm_a4w4", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &x, const PyTensor &w,
-                        const PyTensor &xScale, const PyTensor &wScale, const std::optional<PyTensor> &bias) {
+                        const PyTensor &xScale, const PyTensor &wScale, const std::optional<PyTensor> &bias,
+                        const std::optional<std::vector<int64_t>> &config) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {
+      std::optional<GemmConfig> c;
+      if (!gemmConfigArgument("gemm_a4w4", config, &c, e))
+        return false;
       TensorRef b = bias ? tensorOf(*bias) : TensorRef{};
       return gemm_a4w4(r, tensorOf(out), tensorOf(x), tensorOf(w), tensorOf(xScale), tensorOf(wScale),
-                       bias ? &b : nullptr, e);
+                       bias ? &b : nullptr, e, c);
     });
   });
   m.def("tune_gemm", [](PyOpRuntime &rt, const std::string &op, const std::vector<std::array<int64_t, 3>> &shapes,

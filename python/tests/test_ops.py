@@ -484,12 +484,22 @@ def test_tune_gemm_writes_checked_rows(tmp_path):
         ops.tune_gemm("gemm_a16w16", [(2, 24)], device=None)
 
 
-def test_gemm_a4w4_round_trips_quantized_operands():
+@pytest.mark.parametrize("config", [None, (1, 16, 256, 1, 4, 2, 1), (16, 32, 128, 3, 4, 1)])
+def test_gemm_a4w4_round_trips_quantized_operands(config):
+    # The default, a skinny split (f32 products) and a ring of matrix-instruction tiles.
     rng = _rng(44)
-    x, w = rng.normal(0, 1, (5, 128)).astype(np.float32), rng.normal(0, 1, (24, 128)).astype(np.float32)
+    x, w = rng.normal(0, 1, (5, 512)).astype(np.float32), rng.normal(0, 1, (24, 512)).astype(np.float32)
     (qx, sx), (qw, sw) = ops.per_1x32_f4_quant(x), ops.per_1x32_f4_quant(w)
-    y = ops.gemm_a4w4(qx, qw, sx, sw, dtype=np.float32)
+    y = ops.gemm_a4w4(qx, qw, sx, sw, dtype=np.float32, config=config)
     # The product of the dequantized operands, from wavetile.ops.dequant (tested separately).
     expected = ops.dequant(qx, sx).astype(np.float64) @ ops.dequant(qw, sw).astype(np.float64).T
     magnitude = np.abs(ops.dequant(qx, sx)).astype(np.float64) @ np.abs(ops.dequant(qw, sw)).astype(np.float64).T
     assert np.all(np.abs(y - expected) <= 2e-5 * magnitude + 1e-6)
+
+
+def test_gemm_a4w4_refuses_a_malformed_config():
+    q, s = np.zeros((2, 32), np.uint8), np.full((2, 2), 127, np.uint8)
+    with pytest.raises(ops.OpError, match=r"config is \(block_m"):
+        ops.gemm_a4w4(q, q, s, s, config=(16, 64))
+    with pytest.raises(ops.OpError, match="skinny tiles hold at most 16 rows"):
+        ops.gemm_a4w4(q, q, s, s, config=(32, 64, 128, 1, 4, 1, 1))

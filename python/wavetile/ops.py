@@ -312,7 +312,7 @@ def rope_cached_positions_2c_fwd_inplace(input_x, input_y, cos, sin, positions, 
 def gemm_a16w16(x, w, bias=None, dtype=None, out=None, config=None):
     """Y = x·wᵀ (+ bias): x [M, K], w [N, K] (bf16 or f16), out [M, N] of `dtype` (bf16, f16
     or float32; default x's), f32 accumulation, one rounding. `config` = (block_m, block_n,
-    block_k, stages, warps, split_k) overrides the default for the shape."""
+    block_k, stages, warps, split_k[, skinny]) overrides the tuned or default choice for the shape."""
     m, n = x.shape[0], w.shape[0]
     if out is None:
         out = _empty(x, (m, n), lambda mod: dtype or x.dtype)
@@ -397,14 +397,15 @@ def gemm_a8w8_blockscale(x, w, x_scale, w_scale, dtype=None, out=None):
     return out
 
 
-def gemm_a4w4(x, w, x_scale, w_scale, bias=None, dtype=None, out=None):
+def gemm_a4w4(x, w, x_scale, w_scale, bias=None, dtype=None, out=None, config=None):
     """MXFP4 × MXFP4: x [M, K/2], w [N, K/2] packed e2m1 (float4_e2m1fn_x2 or uint8), e8m0
     scales x_scale [M, K/32], w_scale [N, K/32] (float8_e8m0fnu or uint8, not shuffled);
-    out [M, N] bf16 (default), f16 or float32."""
+    out [M, N] bf16 (default), f16 or float32. `config` as gemm_a16w16's."""
     if out is None:  # bf16 by default; numpy has none: float32
         out = _empty(x, (x.shape[0], w.shape[0]), lambda mod: dtype or getattr(mod, "bfloat16", mod.float32))
     runtime, stream = _runtime(out, x, w, x_scale, w_scale, *([] if bias is None else [bias]))
     qx, sx = _mx(x, x_scale)
     qw, sw = _mx(w, w_scale)
-    _C.gemm_a4w4(runtime, stream, _tensor(out), qx, qw, sx, sw, None if bias is None else _tensor(bias))
+    _C.gemm_a4w4(runtime, stream, _tensor(out), qx, qw, sx, sw, None if bias is None else _tensor(bias),
+                 None if config is None else list(config))
     return out

@@ -137,6 +137,17 @@ TEST(GemmOp, DefaultSplitsDecodeShapesOverTheMultiprocessors) {
   GemmConfig large = defaultGemmConfig(4096, 4096, 4096, 132);
   EXPECT_EQ(large.splitK, 1);
   EXPECT_GT(large.stages, 1);
+  // MXFP4 decoded in registers: one row skinny, up to 16 a ring; K splits keep a K step each;
+  // CDNA's K steps are half NVIDIA's.
+  GemmConfig mxRow = defaultGemmConfig(1, 8192, 8192, 132, "sm_90");
+  EXPECT_TRUE(mxRow.skinny);
+  EXPECT_EQ(mxRow.splitK, 4);
+  EXPECT_EQ(defaultGemmConfig(1, 8192, 8192, 304, "gfx942").blockK, mxRow.blockK / 2);
+  EXPECT_EQ(defaultGemmConfig(1, 64, 1024, 132, "sm_90").splitK, 2);
+  GemmConfig mxRows = defaultGemmConfig(16, 8192, 8192, 132, "sm_90a");
+  EXPECT_FALSE(mxRows.skinny);
+  EXPECT_EQ(mxRows.stages, 3);
+  EXPECT_EQ(defaultGemmConfig(17, 8192, 8192, 132, "sm_90").blockM, defaultGemmConfig(17, 8192, 8192, 132).blockM);
 }
 
 TEST(GemmOp, ShippedTablesParseAndHoldValidConfigurations) {
@@ -586,13 +597,22 @@ TEST(GemmA4W4Op, MatchesDoubleReference) {
   // Decode defaults, split-K, and 64×64 tiles (the block-scaled MFMA on gfx950 through the
   // emulator) without and (off gfx950) with a 3-stage ring, which carries the packed bytes
   // and scales to be decoded after it; 70 rows take the large-M default (a ring off gfx950).
+  // Skinny tiles decode in f32 on every target, with tails in N and K and a split; one row
+  // takes them by default off gfx950 (on the host K 1056 in steps of 512 split two ways).
   using Config = std::optional<GemmConfig>;
+  auto skinny = [](GemmConfig c) {
+    c.skinny = true;
+    return c;
+  };
   for (auto [m, n, k, config] : {std::tuple<int64_t, int64_t, int64_t, Config>{3, 40, 128, std::nullopt},
+                                 {1, 48, 1056, std::nullopt},
                                  {17, 70, 96, std::nullopt},
                                  {2, 64, 256, GemmConfig{16, 32, 64, 1, 4, 2}},
                                  {33, 72, 320, GemmConfig{64, 64, 64, 1, 4, 1}},
                                  {40, 48, 192, GemmConfig{64, 64, 64, 3, 4, 1}},
-                                 {70, 40, 128, std::nullopt}}) {
+                                 {70, 40, 128, std::nullopt},
+                                 {1, 72, 320, skinny({1, 16, 256, 1, 4, 1})},
+                                 {5, 40, 384, skinny({8, 16, 128, 1, 4, 2})}}) {
     SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
     std::string error;
     wavetile::test::HostOps host;

@@ -33,8 +33,11 @@ struct GemmConfig {
 };
 
 /// A default for a shape without a tuned row: decode-sized M gets narrow tiles and enough
-/// K splits to give every multiprocessor work; larger M 64x64 tiles.
-GemmConfig defaultGemmConfig(int64_t m, int64_t n, int64_t k, int64_t multiprocessors);
+/// K splits to give every multiprocessor work; larger M 64x64 tiles. `mxDecodeTarget`, when
+/// given: gemm_a4w4 decoding MXFP4 in registers on that target (no block-scaled instruction),
+/// whose decode sizes differ.
+GemmConfig defaultGemmConfig(int64_t m, int64_t n, int64_t k, int64_t multiprocessors,
+                             std::string_view mxDecodeTarget = {});
 
 /// The key columns of gemm_a16w16's tuned table and a shape's key (docs/tuning.md), and the
 /// configuration a row holds (block_m, block_n, block_k, stages, warps, split_k).
@@ -90,8 +93,9 @@ struct GemmSpec {
   bool scaled = false;                                  // gemm_a8w8: x_scale, w_scale
   bool blockScaled = false;                             // gemm_a8w8_blockscale
   bool mx = false; // gemm_a4w4: x, w packed fp4 (k counts elements), e8m0 scales per 32
-  // gemm_a4w4 on a target with a block-scaled MMA (gfx950); elsewhere the kernel dequantizes
-  // both operands to bf16 in registers and multiplies them on the ordinary matrix instructions.
+  // gemm_a4w4 on a target with a block-scaled MMA (gfx950), not skinny; elsewhere the kernel
+  // dequantizes both operands in registers and multiplies them on the ordinary matrix
+  // instructions (bf16) or, skinny, in f32.
   bool scaledMma = false;
   bool wPreshuffled = false;                          // gemm_a8w8_bpreshuffle: W in shuffle_weight's (16, 16) layout
   bool xScalePerRow = false, wScalePerColumn = false; // else one scale for the tensor
