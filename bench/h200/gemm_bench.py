@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""The GEMM family (wavetile.ops.gemm_a16w16, gemm_a8w8 and gemm_a8w8_bpreshuffle) on an NVIDIA
-GPU against cuBLAS (torch.matmul), torch._scaled_mm (fp8) and a Triton GEMM written here, interleaved in one
-process (issue 6's benchmark). Numerics first (against an fp32 torch product), then device
-time per call (CUDA-graph replays over rotating inputs, bench/h200/ops_bench.py's method).
-Decode shapes use Llama-3-70B and DeepSeek-V3 layer sizes. With WAVETILE_TUNED_DIR set, the
-ops read the tables there; TUNE=DTYPE:SET[,...] (DTYPE bf16 or fp8, SET decode, large or
-shapes MxNxK joined by '+') first tunes those shapes (wavetile.ops.tune_gemm, as `wavetile
-tune` does) into that directory. GEMMS=bf16,fp8 picks the dtypes benchmarked, SHAPES=decode,large the shapes; RESULT
-names the report ($OUT/$RESULT.md and .json).
+"""The GEMM family (wavetile.ops.gemm_a16w16, gemm_a8w8, gemm_a8w8_bpreshuffle and gemm_a4w4) on
+an NVIDIA GPU against cuBLAS (torch.matmul), torch._scaled_mm (fp8) and Triton GEMMs written here
+(tl.dot for bf16, tl.dot_scaled for MXFP4), interleaved in one process (issue 6's benchmark).
+Numerics first (against an fp32 torch product), then device time per call (CUDA-graph replays
+over rotating inputs, bench/h200/ops_bench.py's method). Decode shapes use Llama-3-70B and
+DeepSeek-V3 layer sizes. With WAVETILE_TUNED_DIR set, the ops read the tables there;
+TUNE=DTYPE:SET[,...] (DTYPE bf16 or fp8, SET decode, large or shapes MxNxK joined by '+') first
+tunes those shapes (wavetile.ops.tune_gemm, as `wavetile tune` does) into that directory.
+GEMMS=bf16,fp8,a4w4 picks the dtypes benchmarked, SHAPES=decode,large,MxNxK,... the shapes
+(A4W4_SWEEP=1: gemm_a4w4 also sweeps decode configurations); RESULT names the report
+($OUT/$RESULT.md and .json).
 
 Run by bench/h200/python.sh bench/h200/gemm_bench.py (carry dist/python).
 """
@@ -68,21 +70,30 @@ def bf16_case(m, n, k, g):
 checks = 0
 
 
-def check(name, got, ref, tolerance):
+def check(name, got, ref, tolerance, magnitude=None):
+    """Largest |got - ref| over |ref| (or a given magnitude), at least 1; NaN fails."""
     global checks
     checks += 1
-    err = ((got.float() - ref).abs() / ref.abs().clamp(min=1.0)).max().item()
+    scale = (ref.abs() if magnitude is None else magnitude).clamp(min=1.0)
+    err = ((got.float() - ref).abs() / scale).max().item()
     ok = err <= tolerance and not got.isnan().any().item()
     b.failures += not ok
     return err, ok
 
 
-def bench_bf16(shapes):
-    b.report("## gemm_a16w16 (bf16 → bf16), Y = X·Wᵀ")
+def start_table(title, columns):
+    """Reports a table's heading and header; returns a freshly seeded generator for its inputs."""
+    b.report(f"## {title}")
     b.report("")
-    b.report("| M | N | K | wavetile µs | TFLOP/s | W TB/s | cuBLAS µs | Triton µs | vs cuBLAS | vs Triton | max rel err |")
-    b.report("|---|---|---|---|---|---|---|---|---|---|---|")
-    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    b.report("| " + " | ".join(columns) + " |")
+    b.report("|" + "---|" * len(columns))
+    return torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+
+
+def bench_bf16(shapes):
+    g = start_table("gemm_a16w16 (bf16 → bf16), Y = X·Wᵀ",
+                    ["M", "N", "K", "wavetile µs", "TFLOP/s", "W TB/s", "cuBLAS µs", "Triton µs", "vs cuBLAS",
+                     "vs Triton", "max rel err"])
     impls = {"wavetile": lambda x, w: ops.gemm_a16w16(x, w), "cublas": lambda x, w: x @ w.t(),
              "triton": triton_gemm}
     for m, n, k in shapes:
@@ -112,12 +123,9 @@ def fp8_case(m, n, k, g):
 
 
 def bench_fp8(shapes):
-    b.report("## gemm_a8w8 (fp8 e4m3fn, per-token × per-channel scales → bf16)")
-    b.report("")
-    b.report("| M | N | K | wavetile µs | TFLOP/s | W TB/s | _scaled_mm µs | vs _scaled_mm | max rel err | "
-             "bpreshuffle µs | its max rel err |")
-    b.report("|---|---|---|---|---|---|---|---|---|---|---|")
-    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    g = start_table("gemm_a8w8 (fp8 e4m3fn, per-token × per-channel scales → bf16)",
+                    ["M", "N", "K", "wavetile µs", "TFLOP/s", "W TB/s", "_scaled_mm µs", "vs _scaled_mm",
+                     "max rel err", "bpreshuffle µs", "its max rel err"])
     for m, n, k in shapes:
         batches = [fp8_case(m, n, k, g) for _ in range(2 if m * k + n * k > (32 << 20) else 8)]
         x, w, xs, ws = batches[0]
@@ -140,6 +148,127 @@ def bench_fp8(shapes):
         b.report(f"| {m} | {n} | {k} | {t_ours:.2f} | {2 * m * n * k / t_ours / 1e6:.1f} | {n * k / t_ours / 1e6:.2f} | "
                  f"{t_theirs:.2f} | {t_theirs / t_ours:.2f} | {err:.1e}{'' if ok else ' FAIL'} | "
                  f"{t_shuffled:.2f} | {err_shuffled:.1e}{'' if ok_shuffled else ' FAIL'} |")
+        save()
+    b.report("")
+
+
+# e2m1 code → value (bit 3 the sign)
+E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
+
+
+def mx_case(m, n, k, g):
+    """Random MXFP4 operands: packed codes (low nibble first) and e8m0 scales around 2^0."""
+    def codes(rows):
+        return torch.randint(0, 256, (rows, k // 2), device="cuda", dtype=torch.uint8, generator=g)
+
+    def scales(rows):
+        return torch.randint(120, 131, (rows, k // 32), device="cuda", dtype=torch.uint8, generator=g)
+    return codes(m), codes(n), scales(m), scales(n)
+
+
+def mx_dequantize(packed, scales):
+    """[R, K/2] codes and [R, K/32] e8m0 scales → [R, K] float32."""
+    table = torch.tensor(E2M1, device=packed.device)
+    values = torch.stack([table[(packed & 15).long()], table[(packed >> 4).long()]], dim=-1).flatten(1)
+    return values * torch.exp2(scales.float() - 127).repeat_interleave(32, dim=1)
+
+
+@triton.autotune(configs=[triton.Config({"BM": bm, "BN": bn, "BK": bk}, num_stages=s, num_warps=w)
+                          for bm, bn, bk, s, w in [(16, 64, 128, 4, 4), (16, 128, 256, 3, 4), (64, 64, 128, 4, 4),
+                                                   (128, 128, 128, 3, 8), (128, 256, 128, 3, 8)]],
+                 key=["M", "N", "K"])
+@triton.jit
+def _triton_mx_gemm(x, w, xs, ws, out, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    rows = pm * BM + tl.arange(0, BM)
+    cols = pn * BN + tl.arange(0, BN)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        kb = k0 // 2 + tl.arange(0, BK // 2)
+        ks = k0 // 32 + tl.arange(0, BK // 32)
+        a = tl.load(x + rows[:, None] * (K // 2) + kb[None, :], mask=rows[:, None] < M, other=0)
+        bt = tl.load(w + cols[None, :] * (K // 2) + kb[:, None], mask=cols[None, :] < N, other=0)
+        sa = tl.load(xs + rows[:, None] * (K // 32) + ks[None, :], mask=rows[:, None] < M, other=127)
+        sb = tl.load(ws + cols[:, None] * (K // 32) + ks[None, :], mask=cols[:, None] < N, other=127)
+        acc = tl.dot_scaled(a, sa, "e2m1", bt, sb, "e2m1", acc)
+    tl.store(out + rows[:, None] * N + cols[None, :], acc.to(out.dtype.element_ty),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+def triton_mx_gemm(x, w, xs, ws):
+    m, n, k = x.shape[0], w.shape[0], x.shape[1] * 2
+    out = torch.empty(m, n, device=x.device, dtype=torch.bfloat16)
+    _triton_mx_gemm[lambda meta: (triton.cdiv(m, meta["BM"]), triton.cdiv(n, meta["BN"]))](x, w, xs, ws, out, m, n, k)
+    return out
+
+
+def a4w4_candidates(m):
+    """Decode configurations swept for gemm_a4w4 (block_m, block_n, block_k, stages, warps, split_k[, skinny]):
+    K steps of 128 and 256 codes (64 and 128 bytes) through a 3-stage ring, and for M <= 16 skinny
+    tiles that decode in f32 and skip the matrix instructions."""
+    bm = 16 if m <= 16 else 32 if m <= 32 else 64
+    ring = [(bm, bn, bk, 3, 4, split) for bn, bk, split in
+            [(64, 128, 1), (64, 256, 1), (64, 256, 4), (128, 256, 1), (32, 256, 2)]]
+    rows = 1 << (m - 1).bit_length()
+    skinny = [(rows, bn, bk, 1, 4, split, 1) for bn, bk, split in
+              [(8, 128, 1), (8, 128, 4), (16, 256, 1), (32, 256, 1), (32, 512, 4), (64, 256, 1)]
+              if rows * bn * bk <= 16384] if m <= 16 else []
+    return ring + skinny
+
+
+def mx_magnitude(x, w, xs, ws):
+    """Each output's sum of |products|: what its error is measured against (bf16 rounding and
+    f32 summation order stay near 2^-8 of it; random MXFP4 sums cancel so much that an error
+    relative to |ref| measures summation order, not correctness)."""
+    return mx_dequantize(x, xs).abs() @ mx_dequantize(w, ws).abs().t()
+
+
+def bench_a4w4(shapes):
+    """gemm_a4w4 against Triton's tl.dot_scaled (on sm_90 both dequantize in registers) and,
+    for scale, cuBLAS bf16 on operands dequantized beforehand (4x the bytes of W). With
+    A4W4_SWEEP=1, decode shapes also time a4w4_candidates (each checked first) and report the best."""
+    sweep = os.environ.get("A4W4_SWEEP") == "1"
+    g = start_table("gemm_a4w4 (MXFP4 × MXFP4, e8m0 scales per 32 → bf16)",
+                    ["M", "N", "K", "wavetile µs", "TFLOP/s", "W TB/s", "Triton dot_scaled µs", "vs Triton",
+                     "cuBLAS bf16 µs (pre-dequantized)", "max err", "Triton max err", "best swept", "its µs"])
+    for m, n, k in shapes:
+        batches = [mx_case(m, n, k, g) for _ in range(2 if (m + n) * k // 2 > (16 << 20) else 8)]
+        x, w, xs, ws = batches[0]
+        ref, magnitude = mx_dequantize(x, xs) @ mx_dequantize(w, ws).t(), mx_magnitude(x, w, xs, ws)
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        err, ok = check("gemm_a4w4", ops.gemm_a4w4(x, w, xs, ws, out=out), ref, 1e-2, magnitude)
+        t_ours = b.graph_time(ops.gemm_a4w4, batches)
+        best, t_best = None, float("nan")
+        for config in a4w4_candidates(m) if sweep and m <= 64 else []:
+            out.fill_(float("nan"))
+            try:
+                ops.gemm_a4w4(x, w, xs, ws, out=out, config=config)
+            except ops.OpError as e:
+                print(f"gemm_a4w4 {m}x{n}x{k} {config}: {e}")
+                continue
+            e_config, ok_config = check("gemm_a4w4", out, ref, 1e-2, magnitude)
+            if not ok_config:
+                print(f"gemm_a4w4 {m}x{n}x{k} {config}: WRONG, max err {e_config:.1e}")
+                continue
+            t = b.graph_time(lambda *a: ops.gemm_a4w4(*a, config=config), batches)
+            if not t >= t_best:
+                best, t_best = config, t
+        try:
+            got = triton_mx_gemm(x, w, xs, ws).float()
+            err_triton = ((got - ref).abs() / magnitude.clamp(min=1.0)).max().item()  # a peer: not counted
+            t_triton = b.graph_time(triton_mx_gemm, batches)
+        except Exception as e:  # Triton's own limits: reported, not ours
+            print(f"triton dot_scaled {m}x{n}x{k}: {type(e).__name__}: {str(e)[:300]}")
+            err_triton, t_triton = float("nan"), float("nan")
+        dense = [(mx_dequantize(x, xs).to(torch.bfloat16), mx_dequantize(w, ws).to(torch.bfloat16))
+                 for x, w, xs, ws in batches[:2]]
+        t_cublas = b.graph_time(lambda a, bw: a @ bw.t(), dense)
+        b.results.append({"op": "gemm_a4w4", "M": m, "N": n, "K": k, "wavetile_us": t_ours, "triton_us": t_triton,
+                          "cublas_bf16_us": t_cublas, "max_err": err, "ok": ok, "triton_max_err": err_triton,
+                          "best_swept": best, "best_swept_us": t_best})
+        b.report(f"| {m} | {n} | {k} | {t_ours:.2f} | {2 * m * n * k / t_ours / 1e6:.1f} | "
+                 f"{n * k / 2 / t_ours / 1e6:.2f} | {t_triton:.2f} | {t_triton / t_ours:.2f} | {t_cublas:.2f} | "
+                 f"{err:.1e}{'' if ok else ' FAIL'} | {err_triton:.1e} | {best} | {t_best:.2f} |")
         save()
     b.report("")
 
@@ -213,11 +342,14 @@ def main():
     odd_shape_numerics()
     which = os.environ.get("GEMMS", "bf16,fp8").split(",")
     sets = os.environ.get("SHAPES", "decode,large").split(",")
-    shapes = (decode if "decode" in sets else []) + (LARGE if "large" in sets else [])
+    shapes = (decode if "decode" in sets else []) + (LARGE if "large" in sets else []) + \
+        [tuple(int(v) for v in s.split("x")) for s in sets if s not in ("decode", "large")]
     if "bf16" in which:
         bench_bf16(shapes)
     if "fp8" in which:
         bench_fp8(shapes)
+    if "a4w4" in which:
+        bench_a4w4(shapes)
     b.report(f"numerics: {checks} checked, {b.failures} failed (tuned shapes with a wrong or no candidate count too)")
     save()
     import plot_gemm

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One call of each named op shape (CASES=name:M:N,...) after warm-up, and of its peer (Triton,
-or cuBLAS for gemm), for a profiler to capture (ncu), e.g.
+cuBLAS for gemm, the preshuffled-W kernel for bpreshuffle), for a profiler to capture (ncu), e.g.
 
     ncu --clock-control none --kernel-name regex:'rmsnorm|triton' --section SpeedOfLight \\
         --section Occupancy --section WarpStateStats python3 bench/h200/profile_ops.py
@@ -38,7 +38,19 @@ CASES = {
     "gemm": lambda m, n: (lambda x, w: b.ops.gemm_a16w16(x, w), lambda x, w: x @ w.t(),
                           (torch.randn(m, n, device="cuda", dtype=torch.bfloat16),
                            torch.randn(n, n, device="cuda", dtype=torch.bfloat16))),
+    # M x N x 8192 fp8 gemm_a8w8 against the same product with W preshuffled (gemm_a8w8_bpreshuffle)
+    "bpreshuffle": lambda m, n: (lambda x, w, ws, xs, s: b.ops.gemm_a8w8(x, w, xs, s),
+                                 lambda x, w, ws, xs, s: b.ops.gemm_a8w8_bpreshuffle(x, ws, xs, s),
+                                 fp8_operands(m, n, 8192)),
 }
+
+
+def fp8_operands(m, n, k):
+    """x, w, shuffle_weight(w), per-token and per-channel scales."""
+    x = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
+    w = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)
+    return (x, w, b.ops.shuffle_weight(w), torch.rand(m, 1, device="cuda") + 0.5,
+            torch.rand(1, n, device="cuda") + 0.5)
 
 
 def main():
