@@ -205,7 +205,7 @@ def triton_mx_gemm(x, w, xs, ws):
 def a4w4_candidates(m):
     """Decode configurations swept for gemm_a4w4 (block_m, block_n, block_k, stages, warps, split_k[, skinny]):
     K steps of 128 and 256 codes (64 and 128 bytes) through a 3-stage ring, and for M <= 16 skinny
-    tiles that decode in f32 and skip the matrix instructions."""
+    tiles that decode in f32 and skip the matrix instructions (for one row only those)."""
     bm = 16 if m <= 16 else 32 if m <= 32 else 64
     ring = [(bm, bn, bk, 3, 4, split) for bn, bk, split in
             [(64, 128, 1), (64, 256, 1), (64, 256, 4), (128, 256, 1), (32, 256, 2)]]
@@ -213,6 +213,10 @@ def a4w4_candidates(m):
     skinny = [(rows, bn, bk, 1, 4, split, 1) for bn, bk, split in
               [(8, 128, 1), (8, 128, 4), (16, 256, 1), (32, 256, 1), (32, 512, 4), (64, 256, 1)]
               if rows * bn * bk <= 16384] if m <= 16 else []
+    if m == 1:  # one row: longer K steps amortize each step's reduction over K across lanes
+        skinny += [(1, bn, bk, 1, 4, split, 1) for bn, bk, split in
+                   [(32, 512, 2), (32, 512, 8), (16, 1024, 1), (16, 1024, 4), (8, 2048, 2), (64, 256, 4)]]
+        return skinny
     return ring + skinny
 
 
