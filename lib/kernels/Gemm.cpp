@@ -37,16 +37,28 @@ std::string GemmConfig::problem() const {
   return {};
 }
 
+namespace {
+/// Whether `target` has a matrix instruction that multiplies MXFP4 operands with their e8m0
+/// block scales.
+bool hasScaledMxMma(std::string_view target) {
+  std::optional<atoms::Target> t = atoms::parseTarget(target);
+  if (!t)
+    return false;
+  auto found = atoms::findAtoms(*t, atoms::ScalarKind::f4E2M1, atoms::ScalarKind::f4E2M1, atoms::ScalarKind::f32);
+  return std::any_of(found.begin(), found.end(), [](const atoms::Atom *atom) { return atom->scaleType.has_value(); });
+}
+} // namespace
+
 GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int64_t multiprocessors,
-                                            std::string_view mxDecodeTarget) {
+                                            std::string_view mxTarget) {
   GemmConfig c;
-  if (!mxDecodeTarget.empty() && m <= 16) {
+  if (!mxTarget.empty() && !hasScaledMxMma(mxTarget) && m <= 16) {
     // MXFP4 decoded in registers, the best of a sweep on the H200 (bench/gemm-notes.md v12) at
     // 8192x8192, 57344x8192 and 4096x7168: one row skinny (no matrix instruction to pad), up to
     // 16 rows a 3-stage ring; both split K in four. CDNA takes half the K step: there the wider
     // skinny step spills 12 SGPRs, and the ring's decoded tiles need 64 KiB of scratch for
     // their layout changes, past gfx942's LDS (on the H200 those steps take 1.14-1.60x the time).
-    const int64_t narrow = OpRuntime::warpSizeOf(mxDecodeTarget) == 64 ? 2 : 1;
+    const int64_t narrow = OpRuntime::warpSizeOf(mxTarget) == 64 ? 2 : 1;
     c = m == 1 ? GemmConfig{1, 32, 512 / narrow, 1, 4, 4} : GemmConfig{16, 64, 256 / narrow, 3, 4, 4};
     c.skinny = m == 1;
     while (c.splitK > 1 && k / c.splitK < c.blockK)
@@ -119,18 +131,6 @@ std::string GemmSpec::key() const {
          (wPreshuffled ? "/bpreshuffle" : "") + "/" + config.key() + "/w" + std::to_string(warpSize) +
          (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
 }
-
-namespace {
-/// Whether `target` has a matrix instruction that multiplies MXFP4 operands with their e8m0
-/// block scales.
-bool hasScaledMxMma(std::string_view target) {
-  std::optional<atoms::Target> t = atoms::parseTarget(target);
-  if (!t)
-    return false;
-  auto found = atoms::findAtoms(*t, atoms::ScalarKind::f4E2M1, atoms::ScalarKind::f4E2M1, atoms::ScalarKind::f32);
-  return std::any_of(found.begin(), found.end(), [](const atoms::Atom *atom) { return atom->scaleType.has_value(); });
-}
-} // namespace
 
 void wavetile::ops::fitGemmConfig(GemmSpec &spec, std::string_view target) {
   spec.warpSize = OpRuntime::warpSizeOf(target);
@@ -411,9 +411,8 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
         return opError(error, op, "tuned configuration: " + tableError);
       spec.config = *tuned;
     } else {
-      const bool mxInRegisters = spec.mx && !hasScaledMxMma(rt.target());
       spec.config = defaultGemmConfig(m, n, k, multiprocessors > 0 ? multiprocessors : 132,
-                                      mxInRegisters ? rt.target() : std::string_view());
+                                      spec.mx ? rt.target() : std::string_view());
     }
   }
   if (spec.mx && k % 32)

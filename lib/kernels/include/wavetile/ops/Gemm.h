@@ -33,11 +33,10 @@ struct GemmConfig {
 };
 
 /// A default for a shape without a tuned row: decode-sized M gets narrow tiles and enough
-/// K splits to give every multiprocessor work; larger M 64x64 tiles. `mxDecodeTarget`, when
-/// given: gemm_a4w4 decoding MXFP4 in registers on that target (no block-scaled instruction),
-/// whose decode sizes differ.
-GemmConfig defaultGemmConfig(int64_t m, int64_t n, int64_t k, int64_t multiprocessors,
-                             std::string_view mxDecodeTarget = {});
+/// K splits to give every multiprocessor work; larger M 64x64 tiles. `mxTarget`, when given:
+/// gemm_a4w4 on that target, which decoding MXFP4 in registers (no block-scaled instruction)
+/// gives decode sizes of its own.
+GemmConfig defaultGemmConfig(int64_t m, int64_t n, int64_t k, int64_t multiprocessors, std::string_view mxTarget = {});
 
 /// The key columns of gemm_a16w16's tuned table and a shape's key (docs/tuning.md), and the
 /// configuration a row holds (block_m, block_n, block_k, stages, warps, split_k).
