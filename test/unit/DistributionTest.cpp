@@ -80,6 +80,31 @@ TEST_F(Fixture, ReshapeOfAReplicatedOrMixedLayoutHasNone) {
   EXPECT_EQ(ownership(mixed, {4, 1024}, 64, 4), ownership(split, {4, 2, 512}, 64, 4));
 }
 
+TEST_F(Fixture, RowReductionsStayWithinWarps) {
+  // The skinny GEMM's [1, 32 columns, 512 K] products: warps split the columns, 16 lanes split
+  // K in runs of 32, the other lane bit takes a column.
+  BlockedLayoutAttr sum = rowReductionLayout(&context, {1, 32, 512}, 32, 32, 4);
+  ASSERT_TRUE(sum);
+  EXPECT_EQ(sum, BlockedLayoutAttr::get(&context, {1, 1, 32}, {1, 2, 16}, {1, 4, 1}, {2, 1, 0}));
+  // Runs shrink until the lanes left fit in a warp's rows: 4 rows, one per warp, all 32 lanes on K.
+  EXPECT_EQ(rowReductionLayout(&context, {4, 512}, 32, 32, 4),
+            BlockedLayoutAttr::get(&context, {1, 16}, {1, 32}, {4, 1}, {1, 0}));
+  EXPECT_FALSE(rowReductionLayout(&context, {2, 512}, 32, 32, 4)); // fewer rows than warps
+  // The X row it is broadcast from ([1, 512], expanded at 1) keeps each thread's elements of the
+  // slice; the lanes and warps of the columns hold copies. A reshape splitting its bytes' two
+  // nibbles ([1, 256, 2]) keeps them too.
+  BlockedLayoutAttr row = droppedDimLayout(sum, {1, 1, 512}, 1);
+  ASSERT_TRUE(row);
+  EXPECT_EQ(ownership(SliceLayoutAttr::get(&context, 1, sum), {1, 512}, 32, 4), ownership(row, {1, 512}, 32, 4));
+  BlockedLayoutAttr nibbles = reshapedBlockedLayout(row, {1, 512}, {1, 256, 2});
+  ASSERT_TRUE(nibbles);
+  EXPECT_EQ(ownership(row, {1, 512}, 32, 4), ownership(nibbles, {1, 256, 2}, 32, 4));
+  EXPECT_FALSE(reshapedBlockedLayout(row, {1, 512}, {2, 256})); // the copies need a leading 1
+  // W ([32, 512], expanded at 0) has no lanes or warps to move.
+  EXPECT_EQ(droppedDimLayout(sum, {1, 32, 512}, 0), BlockedLayoutAttr::get(&context, {1, 32}, {2, 16}, {4, 1}, {1, 0}));
+  EXPECT_FALSE(droppedDimLayout(sum, {1, 32, 512}, 1)); // extent 32, not 1
+}
+
 /// A [rows, k] and B [k, cols] of one warp's MMA on `atom` (warps 1 x 1).
 struct DotOperands {
   MmaGeometry a, b;

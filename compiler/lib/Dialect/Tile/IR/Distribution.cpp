@@ -155,6 +155,64 @@ BlockedLayoutAttr wavetile::tile::defaultBlockedLayout(MLIRContext *context, Arr
   return BlockedLayoutAttr::get(context, sizePerThread, threads, warps, order);
 }
 
+BlockedLayoutAttr wavetile::tile::rowReductionLayout(MLIRContext *context, ArrayRef<int64_t> shape, int64_t run,
+                                                     int64_t warpSize, int64_t numWarps) {
+  size_t rank = shape.size();
+  if (rank < 2 || !llvm::all_of(shape, [](int64_t d) { return llvm::isPowerOf2_64(uint64_t(d)); }))
+    return {};
+  int64_t k = shape.back(), rows = 1;
+  for (int64_t d : shape.drop_back())
+    rows *= d;
+  if (rows < numWarps)
+    return {};
+  // Lanes along K: runs of `run`, but at least enough that the others fit in a warp's rows.
+  int64_t fewestLanes = std::max<int64_t>(1, warpSize * numWarps / rows);
+  int64_t lanesK = std::min({warpSize, k, std::max(fewestLanes, k / std::max<int64_t>(1, run))});
+  if (lanesK < fewestLanes)
+    return {};
+  SmallVector<unsigned> sizePerThread(rank, 1), threads(rank, 1), warps(rank, 1), order;
+  for (size_t i = 0; i < rank; ++i)
+    order.push_back(unsigned(rank - 1 - i));
+  sizePerThread[rank - 1] = unsigned(k / lanesK);
+  threads[rank - 1] = unsigned(lanesK);
+  // The other lanes, then the warps, fill the rows from the fastest row dimension.
+  int64_t lanes = warpSize / lanesK, warpsLeft = numWarps;
+  for (unsigned d : llvm::drop_begin(order)) {
+    int64_t take = std::min<int64_t>(lanes, shape[d]);
+    threads[d] = unsigned(take);
+    lanes /= take;
+    int64_t warpTake = std::min<int64_t>(warpsLeft, shape[d] / take);
+    warps[d] = unsigned(std::max<int64_t>(1, warpTake));
+    warpsLeft /= warps[d];
+  }
+  if (lanes != 1 || warpsLeft != 1)
+    return {};
+  return BlockedLayoutAttr::get(context, sizePerThread, threads, warps, order);
+}
+
+BlockedLayoutAttr wavetile::tile::droppedDimLayout(BlockedLayoutAttr layout, ArrayRef<int64_t> shape, unsigned dim) {
+  if (shape[dim] != 1 || layout.getSizePerThread()[dim] != 1)
+    return {};
+  ArrayRef<unsigned> oldOrder = layout.getOrder(), oldThreads = layout.getThreadsPerWarp(),
+                     oldWarps = layout.getWarpsPerBlock();
+  SmallVector<unsigned> sizePerThread(layout.getSizePerThread()), threads(oldThreads), warps(oldWarps), order;
+  if (oldThreads[dim] * oldWarps[dim] > 1) {
+    // The next slower dimension takes them, so lane and warp ids keep their digits; it must
+    // have extent 1 (its new lanes and warps hold copies).
+    const unsigned *at = llvm::find(oldOrder, dim);
+    if (at + 1 == oldOrder.end() || shape[at[1]] != 1)
+      return {};
+    threads[at[1]] *= oldThreads[dim];
+    warps[at[1]] *= oldWarps[dim];
+  }
+  for (auto *list : {&sizePerThread, &threads, &warps})
+    list->erase(list->begin() + dim);
+  for (unsigned d : oldOrder)
+    if (d != dim)
+      order.push_back(d > dim ? d - 1 : d);
+  return BlockedLayoutAttr::get(layout.getContext(), sizePerThread, threads, warps, order);
+}
+
 std::pair<int64_t, int64_t> MmaGeometry::coordinate(int64_t reg, int64_t lane, int64_t warp) const {
   auto [row, col] = operandCoordinate(reg, lane, warp);
   return transposed ? std::pair(col, row) : std::pair(row, col);
@@ -258,10 +316,22 @@ BlockedLayoutAttr wavetile::tile::reshapedBlockedLayout(Attribute layout, ArrayR
     for (; count > 1; count /= 2)
       digits.push_back(digit);
   };
+  // Lanes and warps along dims of extent 1 hold copies. They are the slowest lane and warp
+  // digits (no dim after them spreads over lanes or warps) and go to the result's first
+  // dimension, which must have extent 1.
+  int64_t copyLanes = 1, copyWarps = 1;
   for (size_t i = 0; i < g->order.size(); ++i) {
     unsigned d = g->order[i];
     const DimPlacement &p = g->dims[d];
-    if (d != sourceShape.size() - 1 - i || p.size < p.blockExtent() || !llvm::isPowerOf2_64(p.size))
+    if (d != sourceShape.size() - 1 - i || !llvm::isPowerOf2_64(p.size) || (copyLanes > 1 && p.threads > 1) ||
+        (copyWarps > 1 && p.warps > 1))
+      return {};
+    if (p.size == 1 && p.sizePerThread == 1) {
+      copyLanes *= p.threads;
+      copyWarps *= p.warps;
+      continue;
+    }
+    if (p.size < p.blockExtent())
       return {};
     append(p.sizePerThread, Digit::Register);
     append(p.threads, Digit::Lane);
@@ -296,6 +366,12 @@ BlockedLayoutAttr wavetile::tile::reshapedBlockedLayout(Attribute layout, ArrayR
   }
   if (next != digits.size())
     return {};
+  if (copyLanes * copyWarps > 1) {
+    if (resultShape[0] != 1)
+      return {};
+    threads[0] *= unsigned(copyLanes);
+    warps[0] *= unsigned(copyWarps);
+  }
   return BlockedLayoutAttr::get(blocked.getContext(), sizePerThread, threads, warps, order);
 }
 

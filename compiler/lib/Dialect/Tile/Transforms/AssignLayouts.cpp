@@ -12,6 +12,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace wavetile::tile {
 #define GEN_PASS_DEF_TILEASSIGNLAYOUTS
@@ -81,6 +82,7 @@ public:
     if (warpgroupDots.wasInterrupted())
       return failure();
     splitIndexComputations();
+    kernel.walk([&](ReduceOp op) { chooseRowReduction(op); });
     kernel.walk([&](BroadcastOp op) { desireBroadcastSources(op); });
     kernel.walk([&](Operation *op) { desireMemoryLayouts(op); });
     WalkResult typed = kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
@@ -90,6 +92,7 @@ public:
       return failure();
     kernel.walk([&](Operation *op) { convertOperands(op); });
     mergeIndexCopies();
+    eraseUnusedIndexComputations();
     kernel.walk([&](SharedAllocOp alloc) { swizzleOperandStage(alloc); });
     return success();
   }
@@ -159,6 +162,21 @@ private:
     }
   }
 
+  /// Index computations every user rebuilt in another layout: lowered, a layout change
+  /// without users would still cost barriers.
+  void eraseUnusedIndexComputations() {
+    SmallVector<Operation *> ops;
+    kernel.walk([&](Operation *op) {
+      if (indexComputation.lookup(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : llvm::reverse(ops)) // users before their operands
+      if (op->use_empty()) {
+        indexComputation.erase(op);
+        op->erase();
+      }
+  }
+
   /// A tile loaded only to be broadcast (a row of weights or of cos/sin against a tile of
   /// rows) is loaded in the broadcast's layout, through the elementwise ops in between: each
   /// thread then reads the elements it repeats, instead of moving them through shared memory.
@@ -203,30 +221,37 @@ private:
       desired.try_emplace(broadcast.getResult(), layout);
   }
 
-  /// Records `layout` for `v` and the single-use elementwise chain back to the load it
-  /// comes from; false (nothing recorded) when `v` is not such a chain.
+  /// Records `layout` for `v` and the elementwise computation that makes it from loads
+  /// (operands that are index computations aside: masks, splats, rebuilt in any layout),
+  /// when nothing outside it uses `v` or any of its values; false (nothing recorded) when
+  /// `v` is not such a computation.
   bool desireLoadedChain(Value v, Attribute layout) {
-    SmallVector<Value> chain;
-    while (v.hasOneUse()) {
-      Operation *def = v.getDefiningOp();
+    if (!v.hasOneUse())
+      return false;
+    SmallVector<Value> worklist{v};
+    SetVector<Value> computation;
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      if (!computation.insert(value))
+        continue;
+      Operation *def = value.getDefiningOp();
       if (!def || isIndexComputation(def))
         return false;
-      chain.push_back(v);
       if (isa<LoadOp, BufferLoadOp>(def))
-        break;
-      // Through an elementwise op whose other tile operands are index computations (masks,
-      // splats: rebuilt in any layout).
-      auto tiles = llvm::to_vector(llvm::make_filter_range(def->getOperands(), [&](Value operand) {
-        return isa<RankedTensorType>(operand.getType()) && !isIndexComputation(operand.getDefiningOp());
-      }));
-      if (!def->hasTrait<OpTrait::Elementwise>() || tiles.size() != 1)
+        continue;
+      if (!def->hasTrait<OpTrait::Elementwise>() || def->getNumResults() != 1)
         return false;
-      v = tiles.front();
+      for (Value operand : def->getOperands())
+        if (isa<RankedTensorType>(operand.getType()) && !isIndexComputation(operand.getDefiningOp()))
+          worklist.push_back(operand);
     }
-    if (chain.empty() || !isa<LoadOp, BufferLoadOp>(chain.back().getDefiningOp()))
-      return false;
-    for (Value c : chain)
-      desired.try_emplace(c, layout);
+    for (Value value : computation)
+      if (value != v && llvm::any_of(value.getUsers(), [&](Operation *user) {
+            return user->getNumResults() != 1 || !computation.contains(user->getResult(0));
+          }))
+        return false;
+    for (Value value : computation)
+      desired.try_emplace(value, layout);
     return true;
   }
 
@@ -358,22 +383,96 @@ private:
     return MmaLayoutAttr::get(context, best->name, {unsigned(warpgroups), 1u});
   }
 
-  /// Gives the values an accumulator starts from (through loop-carried values) the MMA
-  /// layout, so the loop carries it in matrix-core registers instead of converting each step.
-  void startAccumulator(Value acc, MmaLayoutAttr mma) {
+  /// A sum over the last dimension of a tile with a row for each warp (the skinny GEMM's
+  /// [rows, cols, K] products) stays within warps (rowReductionLayout), in runs of 16 loaded
+  /// bytes per lane. Tiles of its shape, and of the shapes it is expanded and broadcast from,
+  /// default to that layout and its slices, so loads and the elementwise work before the sum
+  /// need no conversion; a loop-carried sum starts in the sum's layout.
+  void chooseRowReduction(ReduceOp reduce) {
+    Value source = reduce.getSource();
+    auto type = cast<RankedTensorType>(source.getType());
+    if (type.getEncoding() || reduce.getAxis() != type.getRank() - 1)
+      return;
+    int64_t run = loadedRun(source, type.getShape().back());
+    BlockedLayoutAttr layout = rowReductionLayout(context, type.getShape(), run, warpSize, numWarps);
+    if (!layout)
+      return;
+    SmallVector<Value> worklist{source};
+    DenseSet<Value> seen;
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
+      auto t = cast<RankedTensorType>(v.getType());
+      shapeLayouts.try_emplace(llvm::to_vector(t.getShape()), layout);
+      Operation *def = v.getDefiningOp();
+      if (auto expand = dyn_cast_or_null<ExpandDimsOp>(def)) {
+        if (BlockedLayoutAttr source = droppedDimLayout(layout, t.getShape(), unsigned(expand.getAxis())))
+          shapeLayouts.try_emplace(llvm::to_vector(expand.getSource().getType().getShape()), source);
+      } else if (def && (isa<BroadcastOp>(def) || def->hasTrait<OpTrait::Elementwise>())) {
+        for (Value operand : def->getOperands())
+          if (auto operandType = dyn_cast<RankedTensorType>(operand.getType());
+              operandType && operandType.getRank() == t.getRank())
+            worklist.push_back(operand);
+      }
+    }
+    // sum = sum + reduce(...) carried by a loop: the loop carries it in the sum's layout.
+    if (!reduce->hasOneUse())
+      return;
+    auto add = dyn_cast<arith::AddFOp>(*reduce->getUsers().begin());
+    auto loop = reduce->getParentOfType<scf::ForOp>();
+    if (!add || !loop || !add->hasOneUse() || !isa<scf::YieldOp>(*add->getUsers().begin()))
+      return;
+    for (Value operand : add->getOperands())
+      if (auto arg = dyn_cast<BlockArgument>(operand);
+          arg && arg.getOwner() == loop.getBody() && arg.getArgNumber() > 0)
+        startAccumulator(arg, SliceLayoutAttr::get(context, reduce.getAxis(), layout));
+  }
+
+  /// Elements along the last dimension of `v` that 16 bytes of the narrowest load it is
+  /// computed from cover (a byte of two e2m1 codes covers two); 128 bits of f32 without loads.
+  int64_t loadedRun(Value v, int64_t length) {
+    int64_t run = 0;
+    SmallVector<Value> worklist{v};
+    DenseSet<Value> seen;
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      Operation *def = value.getDefiningOp();
+      if (!seen.insert(value).second || !def || isIndexComputation(def))
+        continue;
+      auto type = cast<RankedTensorType>(value.getType());
+      if (isa<LoadOp, BufferLoadOp>(def)) {
+        int64_t loaded = type.getShape().back();
+        int64_t bits = std::max<int64_t>(8, type.getElementTypeBitWidth());
+        if (length % loaded == 0)
+          run = run ? std::min(run, 128 / bits * (length / loaded)) : 128 / bits * (length / loaded);
+        continue;
+      }
+      if (isa<BroadcastOp, ExpandDimsOp, ReshapeOp>(def) || def->hasTrait<OpTrait::Elementwise>())
+        for (Value operand : def->getOperands())
+          if (isa<RankedTensorType>(operand.getType()))
+            worklist.push_back(operand);
+    }
+    return run ? run : 4;
+  }
+
+  /// Gives the values an accumulator starts from (through loop-carried values) `layout` (an
+  /// MMA layout: the loop carries the sum in matrix-core registers instead of converting it
+  /// each step).
+  void startAccumulator(Value acc, Attribute layout) {
     auto type = cast<RankedTensorType>(acc.getType());
     if (type.getEncoding())
       return;
     if (auto arg = dyn_cast<BlockArgument>(acc)) {
       auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
       if (loop && arg.getArgNumber() > 0)
-        startAccumulator(loop.getInitArgs()[arg.getArgNumber() - 1], mma);
+        startAccumulator(loop.getInitArgs()[arg.getArgNumber() - 1], layout);
       return;
     }
     Operation *def = acc.getDefiningOp();
     if (!isa<SplatOp, arith::ConstantOp>(def))
       return;
-    RankedTensorType laidOut = withLayout(type, mma);
+    RankedTensorType laidOut = withLayout(type, layout);
     acc.setType(laidOut);
     if (auto constant = dyn_cast<arith::ConstantOp>(def))
       if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
@@ -433,6 +532,8 @@ private:
 
   Attribute defaultLayout(RankedTensorType type) {
     SmallVector<int64_t> shape(type.getShape());
+    if (auto it = shapeLayouts.find(shape); it != shapeLayouts.end())
+      return it->second;
     auto it = memoryBits.find(shape);
     int64_t bits = it == memoryBits.end() ? 32 : it->second;
     return defaultBlockedLayout(context, shape, 128 / bits, warpSize, numWarps);
@@ -654,6 +755,7 @@ private:
   int64_t warpSize, numWarps;
   std::optional<wavetile::atoms::Target> target;
   std::map<SmallVector<int64_t>, int64_t> memoryBits;
+  std::map<SmallVector<int64_t>, Attribute> shapeLayouts; // defaults set by chooseRowReduction
   DenseMap<Operation *, bool> indexComputation;
   SmallVector<SmallVector<Operation *>> copies; // each index computation and its copies
   DenseMap<Value, Attribute> desired;

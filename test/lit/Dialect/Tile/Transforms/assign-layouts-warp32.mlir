@@ -1,6 +1,6 @@
 // tile-assign-layouts for 32-thread warps (NVIDIA): the same 128 bits per thread, and the
 // kernel records its warp size.
-// RUN: %wavetile-opt %s -tile-assign-layouts=warp-size=32 | FileCheck %s
+// RUN: %wavetile-opt %s -split-input-file -tile-assign-layouts=warp-size=32 | FileCheck %s
 
 // CHECK-DAG:   #[[W8:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [8], threadsPerWarp = [32], warpsPerBlock = [4], order = [0]>
 // CHECK-LABEL: func.func @coalesced
@@ -9,5 +9,83 @@
 func.func @coalesced(%x: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
   %r = tile.arange 0 to 1024 : tensor<1024xi32>
   %v = tile.load %x[%r] : !tile.ptr<bf16>[tensor<1024xi32>] -> tensor<1024xbf16>
+  return
+}
+
+// -----
+
+// A sum over the last dimension with a row for each warp (the skinny GEMM's [rows, columns, K]
+// products, K unpacked from bytes of two codes) stays within warps: warps split the 32
+// columns, 16 lanes split K in runs of 32 codes (16 loaded bytes). W's bytes load 16 per
+// thread; X's row is loaded and unpacked by every warp in the layout it is broadcast in;
+// nothing converts, and the loop carries the sum in the reduction's layout.
+// CHECK-DAG:   #[[SUM:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 1, 32], threadsPerWarp = [1, 2, 16], warpsPerBlock = [1, 4, 1], order = [2, 1, 0]>
+// CHECK-DAG:   #[[BYTES:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 16, 2], threadsPerWarp = [2, 16, 1], warpsPerBlock = [4, 1, 1], order = [2, 1, 0]>
+// CHECK-DAG:   #[[CODES:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 32], threadsPerWarp = [2, 16], warpsPerBlock = [4, 1], order = [1, 0]>
+// CHECK-DAG:   #[[COLUMNS:[a-z_0-9]+]] = #tile.slice<dim = 2, parent = #[[SUM]]>
+// CHECK-DAG:   #[[LOADED:[a-z_0-9]+]] = #tile.slice<dim = 2, parent = #[[BYTES]]>
+// CHECK-LABEL: func.func @row_sums
+// CHECK:         %[[ZERO:.*]] = tile.splat {{.*}} -> tensor<1x32xf32, #[[COLUMNS]]>
+// CHECK:         scf.for {{.*}} iter_args({{.*}} = %[[ZERO]]) -> (tensor<1x32xf32, #[[COLUMNS]]>)
+// CHECK-NOT:       convert_layout
+// CHECK:           tile.load {{.*}} -> tensor<1x256xi8, #[[LOADED]]>
+// CHECK-NOT:       convert_layout
+// CHECK:           tile.load {{.*}} -> tensor<32x256xi8, #[[LOADED]]>
+// CHECK-NOT:       convert_layout
+// CHECK:           tile.reshape {{.*}} -> tensor<1x512xi32, #[[CODES]]>
+// CHECK-NOT:       convert_layout
+// CHECK:           tile.reshape {{.*}} -> tensor<32x512xi32, #[[CODES]]>
+// CHECK-NOT:       convert_layout
+// CHECK:           tile.reduce sum {{.*}} : tensor<1x32x512xf32, #[[SUM]]> -> tensor<1x32xf32, #[[COLUMNS]]>
+// CHECK-NOT:       convert_layout
+// CHECK:           scf.yield
+func.func @row_sums(%x: !tile.ptr<i8>, %w: !tile.ptr<i8>, %out: !tile.ptr<f32>, %k: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c256 = arith.constant 256 : i32
+  %zero = arith.constant 0.0 : f32
+  %acc0 = tile.splat %zero : f32 -> tensor<1x32xf32>
+  %bytes = tile.arange 0 to 256 : tensor<256xi32>
+  %cols = tile.arange 0 to 32 : tensor<32xi32>
+  %r = scf.for %i = %c0 to %k step %c256 iter_args(%acc = %acc0) -> (tensor<1x32xf32>) : i32 {
+    %start = tile.splat %i : i32 -> tensor<256xi32>
+    %at = arith.addi %start, %bytes : tensor<256xi32>
+    %at2 = tile.expand_dims %at axis = 0 : tensor<256xi32> -> tensor<1x256xi32>
+    %xb = tile.load %x[%at2] : !tile.ptr<i8>[tensor<1x256xi32>] -> tensor<1x256xi8>
+    %col2 = tile.expand_dims %cols axis = 1 : tensor<32xi32> -> tensor<32x1xi32>
+    %stride = tile.splat %k : i32 -> tensor<32x1xi32>
+    %rowat = arith.muli %col2, %stride : tensor<32x1xi32>
+    %rowat2 = tile.broadcast %rowat : tensor<32x1xi32> -> tensor<32x256xi32>
+    %at3 = tile.broadcast %at2 : tensor<1x256xi32> -> tensor<32x256xi32>
+    %wat = arith.addi %rowat2, %at3 : tensor<32x256xi32>
+    %wb = tile.load %w[%wat] : !tile.ptr<i8>[tensor<32x256xi32>] -> tensor<32x256xi8>
+    %shift = tile.arange 0 to 2 : tensor<2xi32>
+    %four = arith.constant dense<4> : tensor<2xi32>
+    %shifts = arith.muli %shift, %four : tensor<2xi32>
+    %shifts2 = tile.expand_dims %shifts axis = 0 : tensor<2xi32> -> tensor<1x2xi32>
+    %shifts3 = tile.expand_dims %shifts2 axis = 0 : tensor<1x2xi32> -> tensor<1x1x2xi32>
+    %xshift = tile.broadcast %shifts3 : tensor<1x1x2xi32> -> tensor<1x256x2xi32>
+    %wshift = tile.broadcast %shifts3 : tensor<1x1x2xi32> -> tensor<32x256x2xi32>
+    %xi = arith.extsi %xb : tensor<1x256xi8> to tensor<1x256xi32>
+    %xi3 = tile.expand_dims %xi axis = 2 : tensor<1x256xi32> -> tensor<1x256x1xi32>
+    %xi4 = tile.broadcast %xi3 : tensor<1x256x1xi32> -> tensor<1x256x2xi32>
+    %xn = arith.shrsi %xi4, %xshift : tensor<1x256x2xi32>
+    %xc = tile.reshape %xn : tensor<1x256x2xi32> -> tensor<1x512xi32>
+    %xf = arith.sitofp %xc : tensor<1x512xi32> to tensor<1x512xf32>
+    %wi = arith.extsi %wb : tensor<32x256xi8> to tensor<32x256xi32>
+    %wi3 = tile.expand_dims %wi axis = 2 : tensor<32x256xi32> -> tensor<32x256x1xi32>
+    %wi4 = tile.broadcast %wi3 : tensor<32x256x1xi32> -> tensor<32x256x2xi32>
+    %wn = arith.shrsi %wi4, %wshift : tensor<32x256x2xi32>
+    %wc = tile.reshape %wn : tensor<32x256x2xi32> -> tensor<32x512xi32>
+    %wf = arith.sitofp %wc : tensor<32x512xi32> to tensor<32x512xf32>
+    %xe = tile.expand_dims %xf axis = 1 : tensor<1x512xf32> -> tensor<1x1x512xf32>
+    %xe2 = tile.broadcast %xe : tensor<1x1x512xf32> -> tensor<1x32x512xf32>
+    %we = tile.expand_dims %wf axis = 0 : tensor<32x512xf32> -> tensor<1x32x512xf32>
+    %p = arith.mulf %xe2, %we : tensor<1x32x512xf32>
+    %s = tile.reduce sum %p axis = 2 : tensor<1x32x512xf32> -> tensor<1x32xf32>
+    %n = arith.addf %acc, %s : tensor<1x32xf32>
+    scf.yield %n : tensor<1x32xf32>
+  }
+  %o = tile.expand_dims %cols axis = 0 : tensor<32xi32> -> tensor<1x32xi32>
+  tile.store %r, %out[%o] : tensor<1x32xf32>, !tile.ptr<f32>[tensor<1x32xi32>]
   return
 }

@@ -118,11 +118,26 @@ int64_t linearElement(const BlockedGeometry &g, llvm::ArrayRef<int64_t> shape, i
 BlockedLayoutAttr defaultBlockedLayout(mlir::MLIRContext *context, llvm::ArrayRef<int64_t> shape,
                                        int64_t vector, int64_t warpSize, int64_t numWarps);
 
+/// The layout for summing a tile over its last dimension within warps: warps split the
+/// other dimensions (the rows), lanes split the last in runs of about `run` elements, so the
+/// sum needs shuffles and no shared memory. Runs shrink until a warp's remaining lanes fit
+/// in its rows. Null when there are fewer rows than warps or the tile is not a power of two.
+BlockedLayoutAttr rowReductionLayout(mlir::MLIRContext *context, llvm::ArrayRef<int64_t> shape, int64_t run,
+                                     int64_t warpSize, int64_t numWarps);
+
+/// `layout` (blocked, over `shape`) without dimension `dim` of extent 1, as for the tile an
+/// expand_dims made `shape` from: every thread keeps its elements. Lanes and warps along
+/// `dim` move to the next slower dimension, which must have extent 1 (they hold copies
+/// there); null when it has not.
+BlockedLayoutAttr droppedDimLayout(BlockedLayoutAttr layout, llvm::ArrayRef<int64_t> shape, unsigned dim);
+
 /// The blocked layout for `resultShape` under which every thread holds exactly the elements
 /// (in row-major order) it holds of `source` laid out by `layout` over `sourceShape`, so a
-/// reshape between them stays in registers. Null when no blocked layout does (the source
-/// replicates elements, is not row-major, or its register, lane and warp digits do not split
-/// into per-dimension runs at the new dimension boundaries).
+/// reshape between them stays in registers. Copies held by the lanes and warps of slow
+/// dimensions of extent 1 stay copies, on the result's first dimension (which must have
+/// extent 1). Null when no blocked layout does (the source replicates elements otherwise,
+/// is not row-major, or its register, lane and warp digits do not split into per-dimension
+/// runs at the new dimension boundaries).
 BlockedLayoutAttr reshapedBlockedLayout(mlir::Attribute layout, llvm::ArrayRef<int64_t> sourceShape,
                                         llvm::ArrayRef<int64_t> resultShape);
 
