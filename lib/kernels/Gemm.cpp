@@ -53,13 +53,13 @@ GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int
                                             std::string_view mxTarget) {
   GemmConfig c;
   if (!mxTarget.empty() && !hasScaledMxMma(mxTarget) && m <= 16) {
-    // MXFP4 decoded in registers, the best of a sweep on the H200 (bench/gemm-notes.md v12) at
-    // 8192x8192, 57344x8192 and 4096x7168: one row skinny (no matrix instruction to pad), up to
-    // 16 rows a 3-stage ring; both split K in four. CDNA takes half the K step: there the wider
-    // skinny step spills 12 SGPRs, and the ring's decoded tiles need 64 KiB of scratch for
-    // their layout changes, past gfx942's LDS (on the H200 those steps take 1.14-1.60x the time).
+    // MXFP4 decoded in registers, the best of sweeps on the H200 (bench/gemm-notes.md v12, v13)
+    // at five decode shapes: one row skinny (no matrix instruction to pad) with K steps of 1024
+    // codes, up to 16 rows a 3-stage ring; both split K in four. CDNA's ring takes half the K
+    // step: its decoded tiles need 64 KiB of scratch for their layout changes, past gfx942's LDS
+    // (on the H200 that step takes 1.14-1.60x the time).
     const int64_t narrow = OpRuntime::warpSizeOf(mxTarget) == 64 ? 2 : 1;
-    c = m == 1 ? GemmConfig{1, 32, 512 / narrow, 1, 4, 4} : GemmConfig{16, 64, 256 / narrow, 3, 4, 4};
+    c = m == 1 ? GemmConfig{1, 16, 1024, 1, 4, 4} : GemmConfig{16, 64, 256 / narrow, 3, 4, 4};
     c.skinny = m == 1;
     while (c.splitK > 1 && k / c.splitK < c.blockK)
       c.splitK /= 2;

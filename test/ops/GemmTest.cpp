@@ -138,16 +138,17 @@ TEST(GemmOp, DefaultSplitsDecodeShapesOverTheMultiprocessors) {
   EXPECT_EQ(large.splitK, 1);
   EXPECT_GT(large.stages, 1);
   // gemm_a4w4 decoding MXFP4 in registers: one row skinny, up to 16 a ring; K splits keep a K
-  // step each; CDNA's K steps are half NVIDIA's; gfx950 takes the ordinary default.
+  // step each; CDNA's ring steps are half NVIDIA's; gfx950 takes the ordinary default.
   GemmConfig mxRow = defaultGemmConfig(1, 8192, 8192, 132, "sm_90");
   EXPECT_TRUE(mxRow.skinny);
   EXPECT_EQ(mxRow.splitK, 4);
-  EXPECT_EQ(defaultGemmConfig(1, 8192, 8192, 304, "gfx942").blockK, mxRow.blockK / 2);
+  EXPECT_EQ(defaultGemmConfig(1, 8192, 8192, 304, "gfx942").blockK, mxRow.blockK);
   EXPECT_FALSE(defaultGemmConfig(1, 8192, 8192, 256, "gfx950").skinny); // its block-scaled MFMA
-  EXPECT_EQ(defaultGemmConfig(1, 64, 1024, 132, "sm_90").splitK, 2);
+  EXPECT_EQ(defaultGemmConfig(1, 64, 2048, 132, "sm_90").splitK, 2);
   GemmConfig mxRows = defaultGemmConfig(16, 8192, 8192, 132, "sm_90a");
   EXPECT_FALSE(mxRows.skinny);
   EXPECT_EQ(mxRows.stages, 3);
+  EXPECT_EQ(defaultGemmConfig(16, 8192, 8192, 304, "gfx942").blockK, mxRows.blockK / 2);
   EXPECT_EQ(defaultGemmConfig(17, 8192, 8192, 132, "sm_90").blockM, defaultGemmConfig(17, 8192, 8192, 132).blockM);
 }
 
