@@ -213,6 +213,9 @@ def a4w4_candidates(m):
     skinny = [(rows, bn, bk, 1, 4, split, 1) for bn, bk, split in
               [(8, 128, 1), (8, 128, 4), (16, 256, 1), (32, 256, 1), (32, 512, 4), (64, 256, 1)]
               if rows * bn * bk <= 16384] if m <= 16 else []
+    if 1 < m <= 8:  # a few rows: narrower tiles keep each step's products at 16384
+        skinny += [(rows, bn, bk, 1, 4, 4, 1) for bn, bk in [(16, 512), (8, 512), (8, 1024), (4, 1024), (4, 512), (8, 256), (2, 1024)]
+                   if rows * bn * bk <= 16384]
     if m == 1:  # one row: longer K steps amortize each step's reduction over K across lanes
         skinny += [(1, bn, bk, 1, 4, split, 1) for bn, bk, split in
                    [(32, 512, 2), (32, 512, 8), (16, 1024, 1), (16, 1024, 4), (8, 2048, 2), (64, 256, 4)]]

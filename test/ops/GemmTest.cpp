@@ -145,6 +145,8 @@ TEST(GemmOp, DefaultSplitsDecodeShapesOverTheMultiprocessors) {
   EXPECT_EQ(defaultGemmConfig(1, 8192, 8192, 304, "gfx942").blockK, mxRow.blockK);
   EXPECT_FALSE(defaultGemmConfig(1, 8192, 8192, 256, "gfx950").skinny); // its block-scaled MFMA
   EXPECT_EQ(defaultGemmConfig(1, 64, 2048, 132, "sm_90").splitK, 2);
+  EXPECT_TRUE(defaultGemmConfig(2, 8192, 8192, 132, "sm_90a").skinny);
+  EXPECT_FALSE(defaultGemmConfig(3, 8192, 8192, 132, "sm_90a").skinny);
   GemmConfig mxRows = defaultGemmConfig(16, 8192, 8192, 132, "sm_90a");
   EXPECT_FALSE(mxRows.skinny);
   EXPECT_EQ(mxRows.stages, 3);
@@ -600,7 +602,8 @@ TEST(GemmA4W4Op, MatchesDoubleReference) {
   // emulator) without and (off gfx950) with a 3-stage ring, which carries the packed bytes
   // and scales to be decoded after it; 70 rows take the large-M default (a ring off gfx950).
   // Skinny tiles decode in f32 on every target, with tails in N and K and a split; one row
-  // takes them by default off gfx950 (on the host K 1056 in steps of 512 split two ways).
+  // takes them by default off gfx950 (on the host K 1056 in one step of 1024 and a tail; two
+  // rows K 1088 in steps of 512 split two ways).
   using Config = std::optional<GemmConfig>;
   auto skinny = [](GemmConfig c) {
     c.skinny = true;
@@ -608,6 +611,7 @@ TEST(GemmA4W4Op, MatchesDoubleReference) {
   };
   for (auto [m, n, k, config] : {std::tuple<int64_t, int64_t, int64_t, Config>{3, 40, 128, std::nullopt},
                                  {1, 48, 1056, std::nullopt},
+                                 {2, 24, 1088, std::nullopt},
                                  {17, 70, 96, std::nullopt},
                                  {2, 64, 256, GemmConfig{16, 32, 64, 1, 4, 2}},
                                  {33, 72, 320, GemmConfig{64, 64, 64, 1, 4, 1}},
