@@ -407,8 +407,8 @@ private:
       shapeLayouts.try_emplace(llvm::to_vector(t.getShape()), layout);
       Operation *def = v.getDefiningOp();
       if (auto expand = dyn_cast_or_null<ExpandDimsOp>(def)) {
-        if (BlockedLayoutAttr source = droppedDimLayout(layout, t.getShape(), unsigned(expand.getAxis())))
-          shapeLayouts.try_emplace(llvm::to_vector(expand.getSource().getType().getShape()), source);
+        if (BlockedLayoutAttr unexpanded = droppedDimLayout(layout, t.getShape(), unsigned(expand.getAxis())))
+          shapeLayouts.try_emplace(llvm::to_vector(expand.getSource().getType().getShape()), unexpanded);
       } else if (def && (isa<BroadcastOp>(def) || def->hasTrait<OpTrait::Elementwise>())) {
         for (Value operand : def->getOperands())
           if (auto operandType = dyn_cast<RankedTensorType>(operand.getType());
