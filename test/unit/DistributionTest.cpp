@@ -103,6 +103,15 @@ TEST_F(Fixture, RowReductionsStayWithinWarps) {
   // W ([32, 512], expanded at 0) has no lanes or warps to move.
   EXPECT_EQ(droppedDimLayout(sum, {1, 32, 512}, 0), BlockedLayoutAttr::get(&context, {1, 32}, {2, 16}, {4, 1}, {1, 0}));
   EXPECT_FALSE(droppedDimLayout(sum, {1, 32, 512}, 1)); // extent 32, not 1
+  // Two rows of X ([2, 16, 512] products): each thread holds both rows, the copies sit on them.
+  BlockedLayoutAttr pair = rowReductionLayout(&context, {2, 16, 512}, 32, 32, 4);
+  ASSERT_TRUE(pair);
+  BlockedLayoutAttr rows = droppedDimLayout(pair, {2, 1, 512}, 1);
+  ASSERT_TRUE(rows);
+  EXPECT_EQ(ownership(SliceLayoutAttr::get(&context, 1, pair), {2, 512}, 32, 4), ownership(rows, {2, 512}, 32, 4));
+  BlockedLayoutAttr rowNibbles = reshapedBlockedLayout(rows, {2, 512}, {2, 256, 2});
+  ASSERT_TRUE(rowNibbles);
+  EXPECT_EQ(ownership(rows, {2, 512}, 32, 4), ownership(rowNibbles, {2, 256, 2}, 32, 4));
 }
 
 /// A [rows, k] and B [k, cols] of one warp's MMA on `atom` (warps 1 x 1).

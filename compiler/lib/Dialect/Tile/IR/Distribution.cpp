@@ -198,10 +198,12 @@ BlockedLayoutAttr wavetile::tile::droppedDimLayout(BlockedLayoutAttr layout, Arr
   SmallVector<unsigned> sizePerThread(layout.getSizePerThread()), threads(oldThreads), warps(oldWarps), order;
   if (oldThreads[dim] * oldWarps[dim] > 1) {
     // The next slower dimension takes them, so lane and warp ids keep their digits; it must
-    // have extent 1 (its new lanes and warps hold copies).
+    // have no lanes or warps of its own (or extent 1): each thread holds all of it, and its
+    // new lanes and warps hold copies.
     const unsigned *at = llvm::find(oldOrder, dim);
-    if (at + 1 == oldOrder.end() || shape[at[1]] != 1)
+    if (at + 1 == oldOrder.end() || (shape[at[1]] != 1 && oldThreads[at[1]] * oldWarps[at[1]] != 1))
       return {};
+    sizePerThread[at[1]] = std::max<unsigned>(sizePerThread[at[1]], unsigned(shape[at[1]]));
     threads[at[1]] *= oldThreads[dim];
     warps[at[1]] *= oldWarps[dim];
   }
@@ -316,9 +318,9 @@ BlockedLayoutAttr wavetile::tile::reshapedBlockedLayout(Attribute layout, ArrayR
     for (; count > 1; count /= 2)
       digits.push_back(digit);
   };
-  // Lanes and warps along dims of extent 1 hold copies. They are the slowest lane and warp
-  // digits (no dim after them spreads over lanes or warps) and go to the result's first
-  // dimension, which must have extent 1.
+  // Lanes and warps along a dim each thread holds whole hold copies. They are the slowest
+  // lane and warp digits (no dim after them spreads over lanes or warps) and go to the
+  // result's first dimension, which each thread must hold whole too.
   int64_t copyLanes = 1, copyWarps = 1;
   for (size_t i = 0; i < g->order.size(); ++i) {
     unsigned d = g->order[i];
@@ -326,7 +328,8 @@ BlockedLayoutAttr wavetile::tile::reshapedBlockedLayout(Attribute layout, ArrayR
     if (d != sourceShape.size() - 1 - i || !llvm::isPowerOf2_64(p.size) || (copyLanes > 1 && p.threads > 1) ||
         (copyWarps > 1 && p.warps > 1))
       return {};
-    if (p.size == 1 && p.sizePerThread == 1) {
+    if (p.size == p.sizePerThread) {
+      append(p.sizePerThread, Digit::Register);
       copyLanes *= p.threads;
       copyWarps *= p.warps;
       continue;
@@ -367,7 +370,7 @@ BlockedLayoutAttr wavetile::tile::reshapedBlockedLayout(Attribute layout, ArrayR
   if (next != digits.size())
     return {};
   if (copyLanes * copyWarps > 1) {
-    if (resultShape[0] != 1)
+    if (sizePerThread[0] != resultShape[0] || threads[0] * warps[0] != 1)
       return {};
     threads[0] *= unsigned(copyLanes);
     warps[0] *= unsigned(copyWarps);

@@ -127,15 +127,15 @@ BlockedLayoutAttr rowReductionLayout(mlir::MLIRContext *context, llvm::ArrayRef<
 
 /// `layout` (blocked, over `shape`) without dimension `dim` of extent 1, as for the tile an
 /// expand_dims made `shape` from: every thread keeps its elements. Lanes and warps along
-/// `dim` move to the next slower dimension, which must have extent 1 (they hold copies
-/// there); null when it has not.
+/// `dim` move to the next slower dimension, which must have extent 1 or no lanes and warps
+/// of its own (each thread then holds it whole, and they hold copies); null otherwise.
 BlockedLayoutAttr droppedDimLayout(BlockedLayoutAttr layout, llvm::ArrayRef<int64_t> shape, unsigned dim);
 
 /// The blocked layout for `resultShape` under which every thread holds exactly the elements
 /// (in row-major order) it holds of `source` laid out by `layout` over `sourceShape`, so a
 /// reshape between them stays in registers. Copies held by the lanes and warps of slow
-/// dimensions of extent 1 stay copies, on the result's first dimension (which must have
-/// extent 1). Null when no blocked layout does (the source replicates elements otherwise,
+/// dimensions each thread holds whole stay copies, on the result's first dimension (which
+/// each thread must hold whole too). Null when no blocked layout does (the source replicates elements otherwise,
 /// is not row-major, or its register, lane and warp digits do not split into per-dimension
 /// runs at the new dimension boundaries).
 BlockedLayoutAttr reshapedBlockedLayout(mlir::Attribute layout, llvm::ArrayRef<int64_t> sourceShape,
