@@ -170,24 +170,9 @@ BlockedLayoutAttr wavetile::tile::rowReductionLayout(MLIRContext *context, Array
   int64_t lanesK = std::min({warpSize, k, std::max(fewestLanes, k / std::max<int64_t>(1, run))});
   if (lanesK < fewestLanes)
     return {};
-  SmallVector<unsigned> sizePerThread(rank, 1), threads(rank, 1), warps(rank, 1), order;
-  for (size_t i = 0; i < rank; ++i)
-    order.push_back(unsigned(rank - 1 - i));
-  sizePerThread[rank - 1] = unsigned(k / lanesK);
-  threads[rank - 1] = unsigned(lanesK);
-  // The other lanes, then the warps, fill the rows from the fastest row dimension.
-  int64_t lanes = warpSize / lanesK, warpsLeft = numWarps;
-  for (unsigned d : llvm::drop_begin(order)) {
-    int64_t take = std::min<int64_t>(lanes, shape[d]);
-    threads[d] = unsigned(take);
-    lanes /= take;
-    int64_t warpTake = std::min<int64_t>(warpsLeft, shape[d] / take);
-    warps[d] = unsigned(std::max<int64_t>(1, warpTake));
-    warpsLeft /= warps[d];
-  }
-  if (lanes != 1 || warpsLeft != 1)
-    return {};
-  return BlockedLayoutAttr::get(context, sizePerThread, threads, warps, order);
+  // With runs of k / lanesK the default's lanes cover K exactly, so its other lanes and all
+  // its warps fill the rows, which have room for them.
+  return defaultBlockedLayout(context, shape, k / lanesK, warpSize, numWarps);
 }
 
 BlockedLayoutAttr wavetile::tile::droppedDimLayout(BlockedLayoutAttr layout, ArrayRef<int64_t> shape, unsigned dim) {

@@ -135,9 +135,9 @@ BlockedLayoutAttr droppedDimLayout(BlockedLayoutAttr layout, llvm::ArrayRef<int6
 /// (in row-major order) it holds of `source` laid out by `layout` over `sourceShape`, so a
 /// reshape between them stays in registers. Copies held by the lanes and warps of slow
 /// dimensions each thread holds whole stay copies, on the result's first dimension (which
-/// each thread must hold whole too). Null when no blocked layout does (the source replicates elements otherwise,
-/// is not row-major, or its register, lane and warp digits do not split into per-dimension
-/// runs at the new dimension boundaries).
+/// each thread must hold whole too). Null when no blocked layout does (the source replicates
+/// elements otherwise, is not row-major, or its register, lane and warp digits do not split
+/// into per-dimension runs at the new dimension boundaries).
 BlockedLayoutAttr reshapedBlockedLayout(mlir::Attribute layout, llvm::ArrayRef<int64_t> sourceShape,
                                         llvm::ArrayRef<int64_t> resultShape);
 
