@@ -80,6 +80,28 @@ TEST_F(Fixture, ReshapeOfAReplicatedOrMixedLayoutHasNone) {
   EXPECT_EQ(ownership(mixed, {4, 1024}, 64, 4), ownership(split, {4, 2, 512}, 64, 4));
 }
 
+/// X's rows as a row reduction's products broadcast them: the layout `droppedDimLayout` gives
+/// `xShape` (the products' `sum` layout without the columns, dim 1) must own what the slice
+/// owns, and the reshape splitting each byte's two nibbles (last dim doubled) must keep it.
+/// Returns X's layout (null, after a failed expectation, when there is none).
+BlockedLayoutAttr expectXRowsKeepTheSlice(mlir::MLIRContext &context, BlockedLayoutAttr sum,
+                                          llvm::SmallVector<int64_t> xShape) {
+  llvm::SmallVector<int64_t> expanded = xShape, nibbles = xShape;
+  expanded.insert(expanded.begin() + 1, 1);
+  nibbles.back() /= 2;
+  nibbles.push_back(2);
+  BlockedLayoutAttr rows = droppedDimLayout(sum, expanded, 1);
+  EXPECT_TRUE(rows);
+  if (!rows)
+    return {};
+  EXPECT_EQ(ownership(SliceLayoutAttr::get(&context, 1, sum), xShape, 32, 4), ownership(rows, xShape, 32, 4));
+  BlockedLayoutAttr unpacked = reshapedBlockedLayout(rows, xShape, nibbles);
+  EXPECT_TRUE(unpacked);
+  if (unpacked)
+    EXPECT_EQ(ownership(rows, xShape, 32, 4), ownership(unpacked, nibbles, 32, 4));
+  return rows;
+}
+
 TEST_F(Fixture, RowReductionsStayWithinWarps) {
   // The skinny GEMM's [1, 32 columns, 512 K] products: warps split the columns, 16 lanes split
   // K in runs of 32, the other lane bit takes a column.
@@ -90,28 +112,18 @@ TEST_F(Fixture, RowReductionsStayWithinWarps) {
   EXPECT_EQ(rowReductionLayout(&context, {4, 512}, 32, 32, 4),
             BlockedLayoutAttr::get(&context, {1, 16}, {1, 32}, {4, 1}, {1, 0}));
   EXPECT_FALSE(rowReductionLayout(&context, {2, 512}, 32, 32, 4)); // fewer rows than warps
-  // The X row it is broadcast from ([1, 512], expanded at 1) keeps each thread's elements of the
-  // slice; the lanes and warps of the columns hold copies. A reshape splitting its bytes' two
-  // nibbles ([1, 256, 2]) keeps them too.
-  BlockedLayoutAttr row = droppedDimLayout(sum, {1, 1, 512}, 1);
+  // The X row it is broadcast from ([1, 512]): the lanes and warps of the columns hold copies.
+  BlockedLayoutAttr row = expectXRowsKeepTheSlice(context, sum, {1, 512});
   ASSERT_TRUE(row);
-  EXPECT_EQ(ownership(SliceLayoutAttr::get(&context, 1, sum), {1, 512}, 32, 4), ownership(row, {1, 512}, 32, 4));
-  BlockedLayoutAttr nibbles = reshapedBlockedLayout(row, {1, 512}, {1, 256, 2});
-  ASSERT_TRUE(nibbles);
-  EXPECT_EQ(ownership(row, {1, 512}, 32, 4), ownership(nibbles, {1, 256, 2}, 32, 4));
-  EXPECT_FALSE(reshapedBlockedLayout(row, {1, 512}, {2, 256})); // the copies need a leading 1
+  // The copies need a first dimension each thread holds whole.
+  EXPECT_FALSE(reshapedBlockedLayout(row, {1, 512}, {2, 256}));
   // W ([32, 512], expanded at 0) has no lanes or warps to move.
   EXPECT_EQ(droppedDimLayout(sum, {1, 32, 512}, 0), BlockedLayoutAttr::get(&context, {1, 32}, {2, 16}, {4, 1}, {1, 0}));
   EXPECT_FALSE(droppedDimLayout(sum, {1, 32, 512}, 1)); // extent 32, not 1
   // Two rows of X ([2, 16, 512] products): each thread holds both rows, the copies sit on them.
   BlockedLayoutAttr pair = rowReductionLayout(&context, {2, 16, 512}, 32, 32, 4);
   ASSERT_TRUE(pair);
-  BlockedLayoutAttr rows = droppedDimLayout(pair, {2, 1, 512}, 1);
-  ASSERT_TRUE(rows);
-  EXPECT_EQ(ownership(SliceLayoutAttr::get(&context, 1, pair), {2, 512}, 32, 4), ownership(rows, {2, 512}, 32, 4));
-  BlockedLayoutAttr rowNibbles = reshapedBlockedLayout(rows, {2, 512}, {2, 256, 2});
-  ASSERT_TRUE(rowNibbles);
-  EXPECT_EQ(ownership(rows, {2, 512}, 32, 4), ownership(rowNibbles, {2, 256, 2}, 32, 4));
+  EXPECT_TRUE(expectXRowsKeepTheSlice(context, pair, {2, 512}));
 }
 
 /// A [rows, k] and B [k, cols] of one warp's MMA on `atom` (warps 1 x 1).
