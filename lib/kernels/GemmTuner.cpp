@@ -98,24 +98,38 @@ struct DeviceBuffer {
 
 std::vector<GemmConfig> wavetile::ops::gemmCandidates(const GemmShape &shape, DType input) {
   std::vector<GemmConfig> candidates;
+  const bool mx = input == DType::f4E2M1FN;
   if (shape.m <= 64) {
     // K steps of 128 bytes: streaming W needs bytes in flight, and 8-bit steps of 64 held
     // half of bf16's (fp8 decode streamed W at 2.1-2.9 TB/s, bf16 at 3.1-4.4). The async-copy
     // ring has won every decode shape since its copies lost their per-element masks; 4 stages
     // keep a third more in flight. Block M up to twice M: on sm_90a 64-row tiles run on wgmma.
-    const int64_t bk = 128 / int64_t(bytesOf(input));
+    // MXFP4 decodes each step in registers, which bounds the step: 128 and 256 codes (64 and
+    // 128 bytes) through 3 stages won its sweeps (bench/gemm-notes.md v12).
+    const std::vector<int64_t> steps =
+        mx ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{128 / int64_t(bytesOf(input))};
+    const std::vector<int64_t> depths = mx ? std::vector<int64_t>{3} : std::vector<int64_t>{3, 4};
     for (int64_t bm : {16, 32, 64})
       for (int64_t bn : {32, 64, 128})
-        for (int64_t split : {1, 2, 4, 8, 16})
-          for (int64_t stages : {3, 4})
-            if (bm <= 2 * std::max<int64_t>(shape.m, 8) && (split == 1 || shape.k / split >= 128))
-              candidates.push_back({bm, bn, bk, stages, 4, split});
-    // Skinny kernels: rows rounded up to a power of two, no matrix-instruction padding.
+        for (int64_t bk : steps)
+          for (int64_t split : {1, 2, 4, 8, 16})
+            for (int64_t stages : depths)
+              if (bm <= 2 * std::max<int64_t>(shape.m, 8) &&
+                  (split == 1 || shape.k / split >= std::max<int64_t>(bk, 128)))
+                candidates.push_back({bm, bn, bk, stages, 4, split});
+    // Skinny kernels: rows rounded up to a power of two, no matrix-instruction padding. MXFP4
+    // decodes X again for every row a thread holds, so only few rows, with the long K steps
+    // its one- and two-row sweeps chose (steps of at least 4096 products amortize each step's
+    // sum across lanes).
     const int64_t rows = int64_t(std::bit_ceil(uint64_t(shape.m)));
-    for (int64_t bn : {8, 16, 32})
-      for (int64_t bk : {128, 256, 512})
+    const std::vector<int64_t> widths = mx ? std::vector<int64_t>{4, 8, 16, 32} : std::vector<int64_t>{8, 16, 32};
+    const std::vector<int64_t> skinnySteps =
+        mx ? std::vector<int64_t>{256, 512, 1024, 2048} : std::vector<int64_t>{128, 256, 512};
+    for (int64_t bn : widths)
+      for (int64_t bk : skinnySteps)
         for (int64_t split : {1, 4, 16})
-          if (rows <= 16 && rows * bn * bk <= 16384 && (split == 1 || shape.k / split >= bk)) {
+          if (rows <= (mx ? 8 : 16) && rows * bn * bk <= 16384 && (!mx || rows * bn * bk >= 4096) &&
+              (split == 1 || shape.k / split >= bk)) {
             GemmConfig c{rows, bn, bk, 1, 4, split};
             c.skinny = true;
             candidates.push_back(c);
@@ -132,6 +146,8 @@ std::vector<GemmConfig> wavetile::ops::gemmCandidates(const GemmShape &shape, DT
   std::vector<int64_t> steps{32, 64};
   if (dsl::bitWidth(input) == 8)
     steps.push_back(128);
+  if (mx) // at least 64 codes a step (fitGemmConfig)
+    steps = {64, 128};
   for (Tile tile : {Tile{64, 64, 4}, Tile{64, 128, 4}, Tile{128, 64, 4}, Tile{128, 128, 4}, Tile{128, 128, 8},
                     Tile{128, 256, 8}, Tile{256, 128, 8}})
     for (int64_t bk : steps)
@@ -148,19 +164,40 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
   for (const GemmShape &shape : shapes) {
     GemmTuneResult result{shape};
     const auto [m, n, k] = shape;
-    // Inputs in the device dtype (16-bit values or 8-bit codes), their exact values for the
-    // reference, and for gemm_a8w8 per-token and per-channel scales.
-    const bool quantized = options.op == "gemm_a8w8";
-    const size_t inputBytes = bytesOf(options.input);
-    std::vector<uint8_t> x(m * k * inputBytes), w(n * k * inputBytes);
+    // Inputs in the device dtype (16-bit values, 8-bit codes, or packed MXFP4 codes with
+    // e8m0 scales per 32), their exact values for the reference, and for gemm_a8w8
+    // per-token and per-channel scales.
+    const bool quantized = options.op == "gemm_a8w8", mx = options.op == "gemm_a4w4";
+    if (mx && (options.input != DType::f4E2M1FN || k % 32)) {
+      *error = "gemm_a4w4 is tuned with f4E2M1FN inputs and K a multiple of 32, got " +
+               std::string(dsl::dtypeName(options.input)) + " and K = " + std::to_string(k);
+      return false;
+    }
+    // Bytes per stored unit: an element, or for MXFP4 a byte of two codes.
+    const size_t unitBytes = mx ? 1 : bytesOf(options.input), perUnit = mx ? 2 : 1;
+    std::vector<uint8_t> x(m * k / perUnit * unitBytes), w(n * k / perUnit * unitBytes);
     std::vector<double> xv(m * k), wv(n * k);
-    auto fill = [&](std::vector<uint8_t> &bytes, std::vector<double> &values) {
+    // e8m0 exponents around 2^0: products stay normal in f32 and bf16.
+    std::uniform_int_distribution<int> exponent(120, 130);
+    std::vector<uint8_t> xGroupScales(mx ? m * k / 32 : 0), wGroupScales(mx ? n * k / 32 : 0);
+    for (auto *scales : {&xGroupScales, &wGroupScales})
+      for (uint8_t &e : *scales)
+        e = uint8_t(exponent(rng));
+    auto fill = [&](std::vector<uint8_t> &bytes, std::vector<double> &values, const std::vector<uint8_t> &groupScales) {
       const uint64_t stream = rng();
-      forChunks(values.size(), [&](size_t chunk, size_t begin, size_t end) {
+      forChunks(values.size() / perUnit, [&](size_t chunk, size_t begin, size_t end) {
         std::mt19937_64 chunkRng(stream + chunk);
         std::normal_distribution<float> chunkValue(0.f, 1.f);
+        std::uniform_int_distribution<int> byte(0, 255);
         for (size_t i = begin; i < end; ++i) {
-          if (quantized) {
+          if (mx) { // every byte is two codes (low nibble first)
+            static constexpr double kE2M1[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+            bytes[i] = uint8_t(byte(chunkRng));
+            for (size_t e = 2 * i; e < 2 * i + 2; ++e) {
+              const int code = (bytes[i] >> (4 * (e - 2 * i))) & 15;
+              values[e] = (code & 8 ? -1 : 1) * std::ldexp(kE2M1[code & 7], int(groupScales[e / 32]) - 127);
+            }
+          } else if (quantized) {
             uint8_t code = randomCode(chunkRng, options.input);
             bytes[i] = code;
             values[i] = decodeCode(code, options.input);
@@ -172,8 +209,8 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
         }
       });
     };
-    fill(x, xv);
-    fill(w, wv);
+    fill(x, xv, xGroupScales);
+    fill(w, wv, wGroupScales);
     std::uniform_real_distribution<float> scale(0.001f, 0.1f);
     std::vector<float> xs(quantized ? m : 0), ws(quantized ? n : 0);
     for (float &v : xs)
@@ -212,19 +249,30 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
         }
     });
     const size_t outBytes = m * n * bytesOf(options.output);
+    // The scales' bytes: gemm_a8w8's f32 per token and channel, or gemm_a4w4's e8m0 per group.
+    auto scaleBytes = [&](const std::vector<float> &f32, const std::vector<uint8_t> &e8m0) {
+      std::vector<uint8_t> bytes(mx ? e8m0 : std::vector<uint8_t>(f32.size() * 4));
+      if (!mx)
+        std::memcpy(bytes.data(), f32.data(), bytes.size());
+      return bytes;
+    };
+    const std::vector<uint8_t> xScaleBytes = scaleBytes(xs, xGroupScales), wScaleBytes = scaleBytes(ws, wGroupScales);
     DeviceBuffer dx(device, x.size(), error), dw(device, w.size(), error), dout(device, outBytes, error),
-        dbias(device, biasBytes.size(), error), dxs(device, xs.size() * 4, error), dws(device, ws.size() * 4, error);
+        dbias(device, biasBytes.size(), error), dxs(device, xScaleBytes.size(), error),
+        dws(device, wScaleBytes.size(), error);
     if (!dx.data || !dw.data || !dout.data || !dbias.data || !dxs.data || !dws.data ||
         !device.copyToDevice(dx.data, x.data(), x.size(), error) ||
         !device.copyToDevice(dw.data, w.data(), w.size(), error) ||
         (options.bias && !device.copyToDevice(dbias.data, biasBytes.data(), biasBytes.size(), error)) ||
-        (quantized && (!device.copyToDevice(dxs.data, xs.data(), xs.size() * 4, error) ||
-                       !device.copyToDevice(dws.data, ws.data(), ws.size() * 4, error))))
+        ((quantized || mx) && (!device.copyToDevice(dxs.data, xScaleBytes.data(), xScaleBytes.size(), error) ||
+                               !device.copyToDevice(dws.data, wScaleBytes.data(), wScaleBytes.size(), error))))
       return false;
-    TensorRef txs = TensorRef::contiguous(dxs.data, DType::f32, {m, 1});
-    TensorRef tws = TensorRef::contiguous(dws.data, DType::f32, {1, n});
-    TensorRef tx = TensorRef::contiguous(dx.data, options.input, {m, k});
-    TensorRef tw = TensorRef::contiguous(dw.data, options.input, {n, k});
+    TensorRef txs = mx ? TensorRef::contiguous(dxs.data, DType::f8E8M0FNU, {m, k / 32})
+                       : TensorRef::contiguous(dxs.data, DType::f32, {m, 1});
+    TensorRef tws = mx ? TensorRef::contiguous(dws.data, DType::f8E8M0FNU, {n, k / 32})
+                       : TensorRef::contiguous(dws.data, DType::f32, {1, n});
+    TensorRef tx = TensorRef::contiguous(dx.data, options.input, {m, k / int64_t(perUnit)});
+    TensorRef tw = TensorRef::contiguous(dw.data, options.input, {n, k / int64_t(perUnit)});
     TensorRef tout = TensorRef::contiguous(dout.data, options.output, {m, n});
     TensorRef tbias = TensorRef::contiguous(dbias.data, options.output, {n});
     const double ulp = options.output == DType::f32 ? 0 : options.output == DType::f16 ? 1.0 / 1024 : 1.0 / 128;
@@ -238,14 +286,20 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
         options.candidates.empty() ? gemmCandidates(shape, options.input) : options.candidates;
     if (options.input == DType::i8) // the skinny kernel sums in f32: not for int8
       std::erase_if(candidates, [](const GemmConfig &c) { return c.skinny; });
+    // NaN in every output dtype: a candidate that leaves elements unwritten cannot pass on
+    // the previous one's results.
+    const std::vector<uint8_t> poison(outBytes, 0xff);
     std::vector<uint8_t> got(outBytes);
     for (const GemmConfig &config : candidates) {
       ++result.tried;
+      if (!device.copyToDevice(dout.data, poison.data(), outBytes, error))
+        return false;
       std::string why;
       auto call = [&] {
         const TensorRef *bias = options.bias ? &tbias : nullptr;
-        return quantized ? gemm_a8w8(rt, tout, tx, tw, txs, tws, bias, &why, config)
-                         : gemm_a16w16(rt, tout, tx, tw, bias, &why, config);
+        return mx          ? gemm_a4w4(rt, tout, tx, tw, txs, tws, bias, &why, config)
+               : quantized ? gemm_a8w8(rt, tout, tx, tw, txs, tws, bias, &why, config)
+                           : gemm_a16w16(rt, tout, tx, tw, bias, &why, config);
       };
       if (!call() || !device.synchronize(&why)) {
         if (result.firstFailure.empty())

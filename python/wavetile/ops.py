@@ -362,19 +362,21 @@ def shuffle_weight(w, layout=(16, 16)):
 
 
 def tune_gemm(op, shapes, dtype=None, out_dtype=None, bias=False, table=None, device=0):
-    """Tunes `op` ("gemm_a16w16" or "gemm_a8w8") for each (M, N, K) of `shapes` on cuda:`device`
-    (the host with device=None), as `wavetile tune` does (docs/tuning.md): every candidate is
-    checked against a double reference, the wrong ones dropped, the rest timed. `dtype` and
-    `out_dtype` are dtype names ("bf16", "f16", "f32", "f8E4M3FN", "f8E4M3FNUZ", "i8"; by
-    default bf16 in, or e4m3fn for gemm_a8w8, and bf16 out). With `table`, the results are
-    merged into that CSV. Returns one dict per shape: M, N, K, config (None when every
-    candidate was dropped), us, tried, wrong, failed, first_failure."""
-    if op not in ("gemm_a16w16", "gemm_a8w8"):
-        raise OpError(f"tune_gemm: op must be gemm_a16w16 or gemm_a8w8, got {op!r}")
+    """Tunes `op` ("gemm_a16w16", "gemm_a8w8" or "gemm_a4w4") for each (M, N, K) of `shapes` on
+    cuda:`device` (the host with device=None), as `wavetile tune` does (docs/tuning.md): every
+    candidate is checked against a double reference, the wrong ones dropped, the rest timed.
+    `dtype` and `out_dtype` are dtype names ("bf16", "f16", "f32", "f8E4M3FN", "f8E4M3FNUZ",
+    "i8", "f4E2M1FN"; by default bf16 in, e4m3fn for gemm_a8w8 and f4E2M1FN for gemm_a4w4,
+    and bf16 out). With `table`, the results are merged into that CSV. Returns one dict per
+    shape: M, N, K, config (None when every candidate was dropped), us, tried, wrong, failed,
+    first_failure."""
+    defaults = {"gemm_a16w16": "bf16", "gemm_a8w8": "f8E4M3FN", "gemm_a4w4": "f4E2M1FN"}
+    if op not in defaults:
+        raise OpError(f"tune_gemm: op must be one of {', '.join(defaults)}, got {op!r}")
     names = {"bf16": language.bf16, "f16": language.f16, "f32": language.f32, "f8E4M3FN": language.float8_e4m3fn,
-             "f8E4M3FNUZ": language.float8_e4m3fnuz, "i8": language.i8}
-    dtype = dtype or ("f8E4M3FN" if op == "gemm_a8w8" else "bf16")
-    out_dtype = out_dtype or ("bf16" if op == "gemm_a8w8" else dtype)
+             "f8E4M3FNUZ": language.float8_e4m3fnuz, "i8": language.i8, "f4E2M1FN": language.float4_e2m1fn}
+    dtype = dtype or defaults[op]
+    out_dtype = out_dtype or (dtype if op == "gemm_a16w16" else "bf16")
     for name in (dtype, out_dtype):
         if name not in names:
             raise OpError(f"tune_gemm: unknown dtype {name!r} (one of {', '.join(names)})")

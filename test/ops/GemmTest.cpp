@@ -263,6 +263,60 @@ TEST(GemmTuner, WritesTheFastestCorrectCandidateAndTheOpUsesIt) {
       << error;
 }
 
+// gemm_a4w4's tuner: random packed codes and e8m0 scales, every candidate checked against the
+// double reference of the scaled codes (a mis-decoded reference would drop both), and the
+// table keyed by f4E2M1FN.
+TEST(GemmTuner, TunesGemmA4W4AgainstTheScaledCodes) {
+  TunedDir dir;
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  GemmTuneOptions options;
+  options.op = "gemm_a4w4";
+  options.input = DType::f4E2M1FN;
+  options.warmup = 0;
+  options.repetitions = 1;
+  GemmConfig skinny{4, 8, 128, 1, 4, 2};
+  skinny.skinny = true;
+  options.candidates = {GemmConfig{16, 32, 64, 3, 4, 1}, skinny};
+  std::vector<GemmTuneResult> results;
+  ASSERT_TRUE(tuneGemm(*host.runtime, {{3, 40, 320}}, options, &results, &error)) << error;
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].tried, 2);
+  EXPECT_EQ(results[0].failed, 0) << results[0].firstFailure;
+  EXPECT_EQ(results[0].wrong, 0) << results[0].firstFailure;
+  ASSERT_TRUE(results[0].best);
+  std::string table = (dir.path / "gemm_a4w4.csv").string();
+  ASSERT_TRUE(writeGemmTable(table, *host.runtime, options, results, &error)) << error;
+  auto loaded = TunedConfigs::load(table, gemmTuningKeys(), &error);
+  ASSERT_TRUE(loaded) << error;
+  ASSERT_EQ(loaded->size(), 1u);
+  EXPECT_EQ(loaded->rows()[0].at("dtype"), "f4E2M1FN");
+  EXPECT_EQ(loaded->rows()[0].at("out_dtype"), "bf16");
+
+  std::vector<GemmTuneResult> none;
+  EXPECT_FALSE(tuneGemm(*host.runtime, {{3, 40, 80}}, options, &none, &error));
+  EXPECT_NE(error.find("K a multiple of 32"), std::string::npos) << error;
+}
+
+// The swept MXFP4 configurations are valid, decode-sized for M <= 64 (skinny only for a few
+// rows, the ring otherwise), with K steps the packed codes fill.
+TEST(GemmTuner, MxCandidatesAreValid) {
+  for (int64_t m : {1, 2, 5, 16, 64, 300}) {
+    std::vector<GemmConfig> candidates = gemmCandidates({m, 8192, 8192}, DType::f4E2M1FN);
+    ASSERT_FALSE(candidates.empty()) << m;
+    for (const GemmConfig &c : candidates) {
+      EXPECT_EQ(c.problem(), "") << m;
+      EXPECT_GE(c.blockK, 64) << c.key();
+      EXPECT_TRUE(!c.skinny || m <= 8) << c.key();
+      EXPECT_TRUE(m > 64 || c.skinny || c.stages == 3) << c.key();
+    }
+    EXPECT_EQ(std::count_if(candidates.begin(), candidates.end(), [](const GemmConfig &c) { return c.skinny; }) > 0,
+              m <= 8)
+        << m;
+  }
+}
+
 TEST(GemmTuner, AMalformedTableIsReportedByTheOp) {
   TunedDir dir;
   std::ofstream(dir.path / "gemm_a16w16.csv") << "target,M,N\nhost,1,2\n";

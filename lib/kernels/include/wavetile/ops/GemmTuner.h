@@ -4,7 +4,7 @@
 // inputs; its output is checked against a double-precision reference computed on the host
 // (candidates that fail to compile, launch or match are dropped, never written), the rest
 // are timed with device events, and the fastest is kept. `wavetile tune` drives it and
-// writes the tables gemm_a16w16 and gemm_a8w8 read (docs/tuning.md).
+// writes the tables gemm_a16w16, gemm_a8w8 and gemm_a4w4 read (docs/tuning.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAVETILE_OPS_GEMMTUNER_H
@@ -19,7 +19,8 @@ struct GemmShape {
 };
 
 struct GemmTuneOptions {
-  /// gemm_a16w16, or gemm_a8w8 (per-token x scales, per-channel w scales).
+  /// gemm_a16w16, gemm_a8w8 (per-token x scales, per-channel w scales), or gemm_a4w4
+  /// (input f4E2M1FN: random packed codes with random e8m0 scales per 32).
   std::string op = "gemm_a16w16";
   DType input = DType::bf16, output = DType::bf16;
   bool bias = false;
@@ -36,9 +37,10 @@ struct GemmTuneResult {
   std::string firstFailure; // why the first dropped candidate was dropped
 };
 
-/// The candidates the tuner sweeps for a shape: decode-sized M (≤ 64) narrow tiles with
-/// split-K 1 to 16, with or without the async-copy ring (1 or 3 stages); larger M 64 to 256
-/// tiles, K steps of 32 and 64 (and 128 for 8-bit inputs), 2 to 4 stages, 4 or 8 warps.
+/// The candidates the tuner sweeps for a shape: decode-sized M (≤ 64) narrow tiles through
+/// the async-copy ring with split-K 1 to 16, and skinny kernels; larger M 64 to 256 tiles, K
+/// steps of 32 and 64 (and 128 for 8-bit inputs; 64 and 128 codes for MXFP4), 2 to 4 stages,
+/// 4 or 8 warps.
 std::vector<GemmConfig> gemmCandidates(const GemmShape &shape, DType input = DType::bf16);
 
 /// Tunes each shape on `rt`'s device; false with an error only when the device itself fails
