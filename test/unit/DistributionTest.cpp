@@ -190,4 +190,48 @@ TEST_F(Fixture, KStepsStayApartWhereFragmentsAreWideOrStepsOdd) {
   EXPECT_EQ(nvidia->a.kPack, 1);
 }
 
+/// The row-major elements each (warp, lane) of an MMA-operand layout holds.
+std::vector<std::set<int64_t>> mmaOwnership(const MmaGeometry &g, llvm::ArrayRef<int64_t> shape) {
+  std::vector<std::set<int64_t>> owned;
+  for (int64_t warp = 0; warp < g.numWarps(); ++warp)
+    for (int64_t lane = 0; lane < g.warpSize(); ++lane) {
+      std::set<int64_t> &elements = owned.emplace_back();
+      for (int64_t r = 0; r < g.elementsPerThread(); ++r) {
+        auto [row, col] = g.coordinate(r, lane, warp);
+        elements.insert(row * shape[1] + col);
+      }
+    }
+  return owned;
+}
+
+// MXFP4 operands decoded in registers: the packed bytes (a byte's two codes, [rows, K/2, 2])
+// and the per-32 scales ([rows, K/32, 32]) of an mma.sync operand tile have blocked layouts
+// that reshape to it in registers, A replicated over the warps that split N.
+TEST_F(Fixture, DotOperandsHaveBlockedEquivalentsForPackedCodesAndGroupScales) {
+  auto mma = MmaLayoutAttr::get(&context, "sm_90.mma_m16n8k16_f32_bf16_bf16", {1u, 4u});
+  struct Case {
+    DotOperandLayoutAttr layout;
+    std::vector<int64_t> shape, blockedShape;
+  };
+  auto a = DotOperandLayoutAttr::get(&context, 0, mma), b = DotOperandLayoutAttr::get(&context, 1, mma, true);
+  for (const Case &c : std::vector<Case>{{a, {16, 128}, {16, 64, 2}},
+                                         {a, {16, 128}, {16, 4, 32}},
+                                         {a, {16, 256}, {16, 8, 32}},
+                                         {b, {64, 128}, {64, 64, 2}},
+                                         {b, {64, 256}, {64, 8, 32}}}) {
+    SCOPED_TRACE(::testing::Message() << "operand " << c.layout.getOperandIndex() << " [" << c.shape[0] << ", "
+                                      << c.shape[1] << "] as " << c.blockedShape[1] << " x " << c.blockedShape[2]);
+    BlockedLayoutAttr blocked = equivalentBlockedLayout(c.layout, c.shape, c.blockedShape);
+    ASSERT_TRUE(blocked);
+    std::optional<MmaGeometry> g = mmaGeometry(c.layout, c.shape);
+    ASSERT_TRUE(g);
+    EXPECT_EQ(ownership(blocked, c.blockedShape, 32, 4), mmaOwnership(*g, c.shape));
+  }
+  // Two warps along M hold rows 16 apart in 8-row runs: no blocked layout does that.
+  auto tall = MmaLayoutAttr::get(&context, "sm_90.mma_m16n8k16_f32_bf16_bf16", {2u, 2u});
+  EXPECT_FALSE(equivalentBlockedLayout(DotOperandLayoutAttr::get(&context, 0, tall), {64, 64}, {64, 32, 2}));
+  // The element counts must agree.
+  EXPECT_FALSE(equivalentBlockedLayout(a, {16, 128}, {16, 32, 2}));
+}
+
 } // namespace

@@ -2,7 +2,10 @@
 
 #include "wavetile/Dialect/Tile/IR/Distribution.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace wavetile::tile;
@@ -361,6 +364,161 @@ BlockedLayoutAttr wavetile::tile::reshapedBlockedLayout(Attribute layout, ArrayR
     warps[0] *= unsigned(copyWarps);
   }
   return BlockedLayoutAttr::get(blocked.getContext(), sizePerThread, threads, warps, order);
+}
+
+namespace {
+/// The row-major element each register of each (lane, warp) of a distributed layout holds.
+struct HeldElements {
+  std::optional<BlockedGeometry> blocked;
+  std::optional<MmaGeometry> mma;
+  SmallVector<int64_t> shape;
+  int64_t registers = 0, warpSize = 0, numWarps = 0;
+
+  static std::optional<HeldElements> of(Attribute layout, ArrayRef<int64_t> shape) {
+    HeldElements h{blockedGeometry(layout, shape), mmaGeometry(layout, shape), SmallVector<int64_t>(shape)};
+    if (h.blocked) {
+      h.registers = h.blocked->elementsPerThread();
+      h.warpSize = h.blocked->warpSize;
+      h.numWarps = h.blocked->numWarps;
+    } else if (h.mma) {
+      h.registers = h.mma->elementsPerThread();
+      h.warpSize = h.mma->warpSize();
+      h.numWarps = h.mma->numWarps();
+    } else {
+      return std::nullopt;
+    }
+    return h;
+  }
+  int64_t at(int64_t reg, int64_t lane, int64_t warp) const {
+    if (blocked)
+      return linearElement(*blocked, shape, reg, lane, warp);
+    auto [row, col] = mma->coordinate(reg, lane, warp);
+    return row * shape[1] + col;
+  }
+};
+} // namespace
+
+BlockedLayoutAttr wavetile::tile::equivalentBlockedLayout(Attribute layout, ArrayRef<int64_t> layoutShape,
+                                                          ArrayRef<int64_t> shape) {
+  std::optional<HeldElements> held = HeldElements::of(layout, layoutShape);
+  const size_t rank = shape.size();
+  int64_t elements = 1, layoutElements = 1;
+  for (int64_t d : shape)
+    elements *= d;
+  for (int64_t d : layoutShape)
+    layoutElements *= d;
+  if (!held || elements != layoutElements || !llvm::all_of(shape, llvm::isPowerOf2_64) ||
+      !llvm::isPowerOf2_64(held->warpSize) || !llvm::isPowerOf2_64(held->numWarps))
+    return {};
+  auto coordinates = [&](int64_t linear) {
+    SmallVector<int64_t> c(rank);
+    for (size_t d = rank; d-- > 0; linear /= shape[d])
+      c[d] = linear % shape[d];
+    return c;
+  };
+  // Per dimension, the least coordinate a thread holds.
+  auto least = [&](int64_t lane, int64_t warp) {
+    SmallVector<int64_t> m(rank, std::numeric_limits<int64_t>::max());
+    for (int64_t r = 0; r < held->registers; ++r) {
+      SmallVector<int64_t> c = coordinates(held->at(r, lane, warp));
+      for (size_t d = 0; d < rank; ++d)
+        m[d] = std::min(m[d], c[d]);
+    }
+    return m;
+  };
+  // Thread 0 holds each dimension's first run of sizePerThread from 0 (repetitions aside).
+  SmallVector<unsigned> sizePerThread(rank), threads(rank, 1), warps(rank, 1);
+  for (size_t d = 0; d < rank; ++d) {
+    llvm::SmallDenseSet<int64_t> along;
+    for (int64_t r = 0; r < held->registers; ++r)
+      along.insert(coordinates(held->at(r, 0, 0))[d]);
+    unsigned run = 0;
+    while (along.contains(run))
+      ++run;
+    if (!llvm::isPowerOf2_64(run))
+      return {};
+    sizePerThread[d] = run;
+  }
+  // Each lane and warp digit moves one dimension by the next multiple of what its
+  // dimension's threads cover so far, or nothing (the thread holds copies: -1).
+  auto digits = [&](int64_t count, bool lanes, SmallVector<int> &dims) {
+    for (int64_t bit = 1; bit < count; bit *= 2) {
+      SmallVector<int64_t> m = lanes ? least(bit, 0) : least(0, bit);
+      int dim = -1;
+      for (size_t d = 0; d < rank; ++d)
+        if (m[d] != 0) {
+          if (dim >= 0 || m[d] != int64_t(sizePerThread[d]) * threads[d] * warps[d])
+            return false;
+          dim = int(d);
+        }
+      if (dim >= 0)
+        (lanes ? threads : warps)[dim] *= 2;
+      dims.push_back(dim);
+    }
+    return true;
+  };
+  SmallVector<int> laneDims, warpDims;
+  if (!digits(held->warpSize, true, laneDims) || !digits(held->numWarps, false, warpDims))
+    return {};
+  const int64_t copyLanes = int64_t(1) << llvm::count(laneDims, -1), copyWarps = int64_t(1)
+                                                                                 << llvm::count(warpDims, -1);
+  // Copies go to a dimension each thread holds whole; try each (or none without copies).
+  SmallVector<int> homes;
+  for (size_t d = 0; d < rank; ++d)
+    if (sizePerThread[d] == shape[d])
+      homes.push_back(int(d));
+  if (copyLanes * copyWarps == 1)
+    homes = {-1};
+  for (int home : homes) {
+    SmallVector<unsigned> t(threads), w(warps);
+    SmallVector<int> lanesOf(laneDims), warpsOf(warpDims);
+    for (int &d : lanesOf)
+      if (d < 0)
+        d = home;
+    for (int &d : warpsOf)
+      if (d < 0)
+        d = home;
+    if (home >= 0) {
+      t[home] *= unsigned(copyLanes);
+      w[home] *= unsigned(copyWarps);
+    }
+    // Dimensions in the order of their first lane digit, then of their first warp digit,
+    // then the rest from the last.
+    auto firstIndex = [](ArrayRef<int> dims, int d) {
+      auto it = llvm::find(dims, d);
+      return it == dims.end() ? 1000 : int(it - dims.begin());
+    };
+    SmallVector<unsigned> order;
+    for (size_t d = rank; d-- > 0;)
+      order.push_back(unsigned(d));
+    llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+      return std::pair(firstIndex(lanesOf, int(a)), firstIndex(warpsOf, int(a))) <
+             std::pair(firstIndex(lanesOf, int(b)), firstIndex(warpsOf, int(b)));
+    });
+    auto candidate = BlockedLayoutAttr::get(layout.getContext(), sizePerThread, t, w, order);
+    std::optional<BlockedGeometry> g = blockedGeometry(candidate, shape);
+    if (!g || g->elementsPerThread() != held->registers)
+      continue;
+    // One register map for every thread, each register of one holding a distinct one of the other.
+    SmallVector<int64_t> map(held->registers, -1);
+    bool same = true;
+    for (int64_t warp = 0; same && warp < held->numWarps; ++warp)
+      for (int64_t lane = 0; same && lane < held->warpSize; ++lane) {
+        llvm::DenseMap<int64_t, int64_t> registerOf;
+        for (int64_t r = 0; r < held->registers; ++r)
+          registerOf.try_emplace(held->at(r, lane, warp), r);
+        llvm::SmallDenseSet<int64_t> used;
+        for (int64_t r = 0; same && r < held->registers; ++r) {
+          auto it = registerOf.find(linearElement(*g, shape, r, lane, warp));
+          same = it != registerOf.end() && (map[r] < 0 || map[r] == it->second) && used.insert(it->second).second;
+          if (same)
+            map[r] = it->second;
+        }
+      }
+    if (same)
+      return candidate;
+  }
+  return {};
 }
 
 SmallVector<Value> wavetile::tile::sharedViews(SharedAllocOp alloc) {

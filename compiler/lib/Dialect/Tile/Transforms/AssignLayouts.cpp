@@ -63,8 +63,11 @@ public:
         Value acc = dot ? dot.getAcc() : scaled.getAcc();
         if (MmaLayoutAttr mma = chooseMma(operands[0], operands[1], acc, /*blockScaled=*/bool(scaled))) {
           startAccumulator(acc, mma);
-          for (auto [index, operand] : llvm::enumerate(operands))
+          for (auto [index, operand] : llvm::enumerate(operands)) {
             loadOperandDirectly(operand, DotOperandLayoutAttr::get(context, unsigned(index), mma));
+            if (dot)
+              decodeOperandInPlace(operand, DotOperandLayoutAttr::get(context, unsigned(index), mma));
+          }
         }
       });
     WalkResult warpgroupDots = kernel.walk([&](SharedDotOp dot) {
@@ -226,33 +229,12 @@ private:
   /// when nothing outside it uses `v` or any of its values; false (nothing recorded) when
   /// `v` is not such a computation.
   bool desireLoadedChain(Value v, Attribute layout) {
-    if (!v.hasOneUse())
-      return false;
-    SmallVector<Value> worklist{v};
-    SetVector<Value> computation;
-    while (!worklist.empty()) {
-      Value value = worklist.pop_back_val();
-      if (!computation.insert(value))
-        continue;
-      Operation *def = value.getDefiningOp();
-      if (!def || isIndexComputation(def))
-        return false;
-      if (isa<LoadOp, BufferLoadOp>(def))
-        continue;
-      if (!def->hasTrait<OpTrait::Elementwise>() || def->getNumResults() != 1)
-        return false;
-      for (Value operand : def->getOperands())
-        if (isa<RankedTensorType>(operand.getType()) && !isIndexComputation(operand.getDefiningOp()))
-          worklist.push_back(operand);
-    }
-    for (Value value : computation)
-      if (value != v && llvm::any_of(value.getUsers(), [&](Operation *user) {
-            return user->getNumResults() != 1 || !computation.contains(user->getResult(0));
-          }))
-        return false;
+    SmallVector<Operation *> loads;
+    SetVector<Value> computation = elementwiseComputation(
+        v, [](Operation *def) { return isa<LoadOp, BufferLoadOp, SharedLoadOp>(def); }, &loads);
     for (Value value : computation)
       desired.try_emplace(value, layout);
-    return true;
+    return !computation.empty();
   }
 
   /// Memory ops want their offsets and masks in the coalesced default layout of their shape;
@@ -498,6 +480,85 @@ private:
     Value source = trans.getSource();
     if (isa_and_nonnull<SharedLoadOp>(source.getDefiningOp()) && source.hasOneUse())
       desired.try_emplace(source, transposed(layout));
+  }
+
+  /// A dot operand decoded in registers from narrower loaded values (MXFP4: each byte
+  /// broadcast over its two codes, each e8m0 scale over its 32, reshaped to the operand's
+  /// shape, then elementwise arithmetic) is decoded in the operand layout: the broadcasts take
+  /// blocked layouts that reshape to it in registers and the loads their slices. Otherwise the
+  /// decoded tile, 4 times the loaded bytes, would move to the operand layout through shared
+  /// memory every K step.
+  void decodeOperandInPlace(Value operand, DotOperandLayoutAttr layout) {
+    Value decoded = operand;
+    if (auto trans = operand.getDefiningOp<TransOp>()) { // weights stored [N, K]
+      decoded = trans.getSource();
+      layout = transposed(layout);
+    }
+    SmallVector<Operation *> reshapes;
+    SetVector<Value> computation = elementwiseComputation(
+        decoded, [](Operation *def) { return isa<ReshapeOp>(def); }, &reshapes);
+    if (computation.empty() || reshapes.empty())
+      return;
+    // Each reshape's source: elementwise ops on a broadcast of an expanded loaded tile.
+    SmallVector<std::tuple<SetVector<Value>, ExpandDimsOp, BlockedLayoutAttr>> sources;
+    for (Operation *op : reshapes) {
+      auto reshape = cast<ReshapeOp>(op);
+      RankedTensorType source = reshape.getSource().getType();
+      BlockedLayoutAttr blocked = equivalentBlockedLayout(layout, reshape.getType().getShape(), source.getShape());
+      SmallVector<Operation *> broadcasts;
+      SetVector<Value> spread = elementwiseComputation(
+          reshape.getSource(), [](Operation *def) { return isa<BroadcastOp>(def); }, &broadcasts);
+      if (!blocked || spread.empty() || broadcasts.size() != 1)
+        return;
+      auto expand = cast<BroadcastOp>(broadcasts[0]).getSource().getDefiningOp<ExpandDimsOp>();
+      if (!expand || !expand->hasOneUse())
+        return;
+      sources.emplace_back(spread, expand, blocked);
+    }
+    for (auto &[spread, expand, blocked] : sources) {
+      if (!desireLoadedChain(expand.getSource(), SliceLayoutAttr::get(context, expand.getAxis(), blocked)))
+        continue; // the expanded tile converts instead
+      desired.try_emplace(expand.getResult(), blocked);
+      for (Value value : spread)
+        desired.try_emplace(value, blocked);
+    }
+    for (Value value : computation)
+      desired.try_emplace(value, layout);
+  }
+
+  /// The elementwise computation that makes `v` from the results of ops `isLeaf` accepts
+  /// (collected in `leaves`) and index computations (masks, splats: rebuilt in any layout),
+  /// leaves included, when nothing outside it uses any of its values but `v`; empty
+  /// otherwise.
+  SetVector<Value> elementwiseComputation(Value v, llvm::function_ref<bool(Operation *)> isLeaf,
+                                          SmallVector<Operation *> *leaves) {
+    if (!v.hasOneUse())
+      return {};
+    SmallVector<Value> worklist{v};
+    SetVector<Value> computation;
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      if (!computation.insert(value))
+        continue;
+      Operation *def = value.getDefiningOp();
+      if (!def || isIndexComputation(def))
+        return {};
+      if (isLeaf(def)) {
+        leaves->push_back(def);
+        continue;
+      }
+      if (!def->hasTrait<OpTrait::Elementwise>() || def->getNumResults() != 1)
+        return {};
+      for (Value operand : def->getOperands())
+        if (isa<RankedTensorType>(operand.getType()) && !isIndexComputation(operand.getDefiningOp()))
+          worklist.push_back(operand);
+    }
+    for (Value value : computation)
+      if (value != v && llvm::any_of(value.getUsers(), [&](Operation *user) {
+            return user->getNumResults() != 1 || !computation.contains(user->getResult(0));
+          }))
+        return {};
+    return computation;
   }
 
   DotOperandLayoutAttr transposed(DotOperandLayoutAttr layout) {

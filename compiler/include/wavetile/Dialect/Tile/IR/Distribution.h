@@ -141,6 +141,15 @@ BlockedLayoutAttr droppedDimLayout(BlockedLayoutAttr layout, llvm::ArrayRef<int6
 BlockedLayoutAttr reshapedBlockedLayout(mlir::Attribute layout, llvm::ArrayRef<int64_t> sourceShape,
                                         llvm::ArrayRef<int64_t> resultShape);
 
+/// A blocked layout for `shape` under which every thread holds the elements (in row-major
+/// order) it holds of a tile of `layoutShape` (as many elements) laid out by `layout` (any
+/// distributed layout: an MMA operand's, say), the same register of one holding the same
+/// register of the other in every thread, so a reshape between them stays in registers.
+/// Lanes and warps that hold copies go to a dimension each thread holds whole. Null when no
+/// blocked layout does.
+BlockedLayoutAttr equivalentBlockedLayout(mlir::Attribute layout, llvm::ArrayRef<int64_t> layoutShape,
+                                          llvm::ArrayRef<int64_t> shape);
+
 /// The XOR swizzle for a shared tile whose reads take 16 bytes from each of 8 consecutive
 /// rows at one column (ldmatrix, MFMA operand reads): it places those 8 pieces in distinct
 /// 16-byte bank groups of a 128-byte bank line. Null when rows are too short to need it.
