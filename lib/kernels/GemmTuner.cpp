@@ -109,10 +109,12 @@ std::vector<GemmConfig> wavetile::ops::gemmCandidates(const GemmShape &shape, DT
     const std::vector<int64_t> steps =
         mx ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{128 / int64_t(bytesOf(input))};
     const std::vector<int64_t> depths = mx ? std::vector<int64_t>{3} : std::vector<int64_t>{3, 4};
+    // MXFP4 splits K at most 8 ways: its candidates compile slowest, and its sweeps won with 1 to 4.
+    const std::vector<int64_t> splits = mx ? std::vector<int64_t>{1, 2, 4, 8} : std::vector<int64_t>{1, 2, 4, 8, 16};
     for (int64_t bm : {16, 32, 64})
       for (int64_t bn : {32, 64, 128})
         for (int64_t bk : steps)
-          for (int64_t split : {1, 2, 4, 8, 16})
+          for (int64_t split : splits)
             for (int64_t stages : depths)
               if (bm <= 2 * std::max<int64_t>(shape.m, 8) &&
                   (split == 1 || shape.k / split >= std::max<int64_t>(bk, 128)))
