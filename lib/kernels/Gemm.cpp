@@ -53,14 +53,13 @@ GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int
                                             std::string_view mxTarget) {
   GemmConfig c;
   if (!mxTarget.empty() && !hasScaledMxMma(mxTarget) && m <= 16) {
-    // MXFP4 decoded in registers, the best of sweeps on the H200 (bench/gemm-notes.md v12, v13):
-    // one or two rows skinny (no matrix instruction to pad) with K steps of 1024 and 512 codes,
-    // up to 16 rows a 3-stage ring (skinny tiles of 4 and 8 rows lost to it); all split K in
-    // four. CDNA's ring takes half the K step: its decoded tiles need 64 KiB of scratch for
-    // their layout changes, past gfx942's LDS (on the H200 that step takes 1.14-1.60x the time).
-    const int64_t narrow = OpRuntime::warpSizeOf(mxTarget) == 64 ? 2 : 1;
-    c = m <= 2 ? GemmConfig{m, 16, 1024 / m, 1, 4, 4} : GemmConfig{16, 64, 256 / narrow, 3, 4, 4};
-    c.skinny = m <= 2;
+    // MXFP4 decoded in registers, as the H200's tuning chose (bench/gemm-notes.md v14): one
+    // row skinny (no matrix instruction to pad) with K steps of 512 codes split 16 ways, more
+    // rows a 3-stage ring of 128-code steps split 8 ways, 128 columns wide (64 on 64-lane
+    // waves, where 128 spills SGPRs on gfx942).
+    const int64_t columns = OpRuntime::warpSizeOf(mxTarget) == 64 ? 64 : 128;
+    c = m == 1 ? GemmConfig{1, 32, 512, 1, 4, 16} : GemmConfig{16, columns, 128, 3, 4, 8};
+    c.skinny = m == 1;
     while (c.splitK > 1 && k / c.splitK < c.blockK)
       c.splitK /= 2;
     return c;

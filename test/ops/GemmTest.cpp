@@ -137,20 +137,22 @@ TEST(GemmOp, DefaultSplitsDecodeShapesOverTheMultiprocessors) {
   GemmConfig large = defaultGemmConfig(4096, 4096, 4096, 132);
   EXPECT_EQ(large.splitK, 1);
   EXPECT_GT(large.stages, 1);
-  // gemm_a4w4 decoding MXFP4 in registers: one row skinny, up to 16 a ring; K splits keep a K
-  // step each; CDNA's ring steps are half NVIDIA's; gfx950 takes the ordinary default.
+  // gemm_a4w4 decoding MXFP4 in registers: one row skinny, 2 to 16 a ring; K splits keep a K
+  // step each; CDNA's ring is half as wide; gfx950 takes the ordinary default.
   GemmConfig mxRow = defaultGemmConfig(1, 8192, 8192, 132, "sm_90");
   EXPECT_TRUE(mxRow.skinny);
-  EXPECT_EQ(mxRow.splitK, 4);
+  EXPECT_EQ(mxRow.splitK, 16);
   EXPECT_EQ(defaultGemmConfig(1, 8192, 8192, 304, "gfx942").blockK, mxRow.blockK);
   EXPECT_FALSE(defaultGemmConfig(1, 8192, 8192, 256, "gfx950").skinny); // its block-scaled MFMA
-  EXPECT_EQ(defaultGemmConfig(1, 64, 2048, 132, "sm_90").splitK, 2);
-  EXPECT_TRUE(defaultGemmConfig(2, 8192, 8192, 132, "sm_90a").skinny);
-  EXPECT_FALSE(defaultGemmConfig(3, 8192, 8192, 132, "sm_90a").skinny);
+  EXPECT_EQ(defaultGemmConfig(1, 64, 2048, 132, "sm_90").splitK, 4);
+  EXPECT_FALSE(defaultGemmConfig(2, 8192, 8192, 132, "sm_90a").skinny);
   GemmConfig mxRows = defaultGemmConfig(16, 8192, 8192, 132, "sm_90a");
   EXPECT_FALSE(mxRows.skinny);
   EXPECT_EQ(mxRows.stages, 3);
-  EXPECT_EQ(defaultGemmConfig(16, 8192, 8192, 304, "gfx942").blockK, mxRows.blockK / 2);
+  EXPECT_EQ(mxRows.splitK, 8);
+  EXPECT_EQ(defaultGemmConfig(16, 8192, 8192, 304, "gfx942").blockN, mxRows.blockN / 2);
+  EXPECT_EQ(defaultGemmConfig(16, 8192, 1024, 132, "sm_90a").splitK, 8);
+  EXPECT_EQ(defaultGemmConfig(16, 8192, 512, 132, "sm_90a").splitK, 4);
   EXPECT_EQ(defaultGemmConfig(17, 8192, 8192, 132, "sm_90").blockM, defaultGemmConfig(17, 8192, 8192, 132).blockM);
 }
 
@@ -656,8 +658,8 @@ TEST(GemmA4W4Op, MatchesDoubleReference) {
   // emulator) without and (off gfx950) with a 3-stage ring, which carries the packed bytes
   // and scales to be decoded after it; 70 rows take the large-M default (a ring off gfx950).
   // Skinny tiles decode in f32 on every target, with tails in N and K and a split; one row
-  // takes them by default off gfx950 (on the host K 1056 in one step of 1024 and a tail; two
-  // rows K 1088 in steps of 512 split two ways).
+  // takes them by default off gfx950 (K 1056 in steps of 512 split two ways, a tail in the
+  // second); two rows take the ring (K 1088 in 128-code steps split 8 ways).
   using Config = std::optional<GemmConfig>;
   auto skinny = [](GemmConfig c) {
     c.skinny = true;
