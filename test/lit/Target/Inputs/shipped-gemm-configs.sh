@@ -15,7 +15,7 @@ needs() {
   for p in "$@"; do grep -qE -- "$p" <<<"$text" || missing+=("$p"); done
   echo "${missing[*]}"
 }
-for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv; do
+for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv "$configs"/gemm_a4w4.csv; do
   op=$(basename "$table" .csv)
   # Columns: target,cu_num,M,N,K,dtype,out_dtype,bias,block_m,block_n,block_k,stages,warps,split_k,skinny,us
   # sm_90a rows are built for sm_90a; sm_90 rows for sm_90 and CDNA, and for sm_90a too where
@@ -32,6 +32,8 @@ for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv; do
         [[ $op == gemm_a8w8 && $target == gfx942 ]] && input=f8E4M3FNUZ # gfx942's MFMA format
         if [[ $op == gemm_a8w8 ]]; then
           spec="gemm_a8w8:$out:$k:n=$n:in=$input:token:channel:$config"
+        elif [[ $op == gemm_a4w4 ]]; then
+          spec="gemm_a4w4:$out:$k:n=$n:$config"
         else
           spec="gemm_a16w16:$dtype:$k:n=$n:out=$out:$config"
         fi
@@ -54,11 +56,12 @@ for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv; do
         elif [[ $target == sm_* ]]; then
           ring=$([[ $stages -gt 1 ]] && echo 'cp\.async\.cg\.shared\.global=' || echo '')
           # sm_90a: wgmma where tile-use-warpgroup-dots applies (a ring, warpgroups of 64-row
-          # blocks, N a multiple of 64, 32/64/128-byte K rows, bf16 or fp8), else mma.sync.
+          # blocks, N a multiple of 64, 32/64/128-byte K rows, bf16 or fp8 read from shared
+          # memory: not MXFP4, decoded in registers), else mma.sync.
           bytes=$([[ $op == gemm_a8w8 ]] && echo 1 || echo 2)
           matrix='mma\.sync\.aligned'
           if [[ $target == sm_90a && $stages -gt 1 && $((warps % 4)) == 0 && $((bm % (16 * warps))) == 0 &&
-                $((bn % 64)) == 0 && $dtype != i8 ]] && [[ $((bk * bytes)) =~ ^(32|64|128)$ ]]; then
+                $((bn % 64)) == 0 && $dtype != i8 && $op != gemm_a4w4 ]] && [[ $((bk * bytes)) =~ ^(32|64|128)$ ]]; then
             matrix='wgmma\.mma_async'
           fi
           missing=$(needs "$info" 'spill_store_bytes=0 spill_load_bytes=0' "$matrix" $ring)
