@@ -359,9 +359,10 @@ def main():
         bench_a4w4(shapes)
     b.report(f"numerics: {checks} checked, {b.failures} failed (tuned shapes with a wrong or no candidate count too)")
     save()
-    import plot_gemm
-    plot_gemm.plot(b.results, os.path.join(b.OUT, RESULT + ".png"),
-                   f"{props.name}, CUDA-graph device time")
+    if b.results:  # a tuning-only run (GEMMS=none) has nothing to plot
+        import plot_gemm
+        plot_gemm.plot(b.results, os.path.join(b.OUT, RESULT + ".png"),
+                       f"{props.name}, CUDA-graph device time")
     return 1 if b.failures else 0
 
 
