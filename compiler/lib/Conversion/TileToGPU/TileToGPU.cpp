@@ -307,11 +307,8 @@ Value zeroOf(OpBuilder &b, Location loc, Type type) {
 //===----------------------------------------------------------------------===//
 
 /// A laid-out tile in one thread: which elements it holds, in register order.
-struct ThreadTile {
+struct ThreadTile : HeldElements {
   RankedTensorType type;
-  std::optional<BlockedGeometry> blocked; // blocked and slice layouts
-  std::optional<MmaGeometry> mma;         // MMA accumulator and dot-operand layouts
-  int64_t registers;
   VectorType vectorType;
 
   /// Blocked-only operations (vector access, reductions, owners) ask for this.
@@ -319,25 +316,13 @@ struct ThreadTile {
     assert(blocked && "needs a blocked or slice layout");
     return *blocked;
   }
-  int64_t warpSize() const { return blocked ? blocked->warpSize : mma->warpSize(); }
-  int64_t numWarps() const { return blocked ? blocked->numWarps : mma->numWarps(); }
-  /// Row-major index of the element register `reg` of (lane, warp) holds.
-  int64_t elementAt(int64_t reg, int64_t lane, int64_t warp) const {
-    if (blocked)
-      return linearElement(*blocked, type.getShape(), reg, lane, warp);
-    auto [row, col] = mma->coordinate(reg, lane, warp);
-    return row * type.getDimSize(1) + col;
-  }
 };
 
 std::optional<ThreadTile> maybeThreadTile(RankedTensorType type) {
-  ThreadTile t{type, blockedGeometry(type.getEncoding(), type.getShape()),
-               mmaGeometry(type.getEncoding(), type.getShape()), 0, nullptr};
-  if (!t.blocked && !t.mma)
+  std::optional<HeldElements> held = heldElements(type.getEncoding(), type.getShape());
+  if (!held)
     return std::nullopt;
-  t.registers = t.blocked ? t.blocked->elementsPerThread() : t.mma->elementsPerThread();
-  t.vectorType = VectorType::get({t.registers}, type.getElementType());
-  return t;
+  return ThreadTile{*held, type, VectorType::get({held->registers}, type.getElementType())};
 }
 
 ThreadTile threadTile(RankedTensorType type) {

@@ -366,41 +366,28 @@ BlockedLayoutAttr wavetile::tile::reshapedBlockedLayout(Attribute layout, ArrayR
   return BlockedLayoutAttr::get(blocked.getContext(), sizePerThread, threads, warps, order);
 }
 
-namespace {
-/// The row-major element each register of each (lane, warp) of a distributed layout holds.
-struct HeldElements {
-  std::optional<BlockedGeometry> blocked;
-  std::optional<MmaGeometry> mma;
-  SmallVector<int64_t> shape;
-  int64_t registers = 0, warpSize = 0, numWarps = 0;
+int64_t HeldElements::warpSize() const { return blocked ? blocked->warpSize : mma->warpSize(); }
 
-  static std::optional<HeldElements> of(Attribute layout, ArrayRef<int64_t> shape) {
-    HeldElements h{blockedGeometry(layout, shape), mmaGeometry(layout, shape), SmallVector<int64_t>(shape)};
-    if (h.blocked) {
-      h.registers = h.blocked->elementsPerThread();
-      h.warpSize = h.blocked->warpSize;
-      h.numWarps = h.blocked->numWarps;
-    } else if (h.mma) {
-      h.registers = h.mma->elementsPerThread();
-      h.warpSize = h.mma->warpSize();
-      h.numWarps = h.mma->numWarps();
-    } else {
-      return std::nullopt;
-    }
-    return h;
-  }
-  int64_t at(int64_t reg, int64_t lane, int64_t warp) const {
-    if (blocked)
-      return linearElement(*blocked, shape, reg, lane, warp);
-    auto [row, col] = mma->coordinate(reg, lane, warp);
-    return row * shape[1] + col;
-  }
-};
-} // namespace
+int64_t HeldElements::numWarps() const { return blocked ? blocked->numWarps : mma->numWarps(); }
+
+int64_t HeldElements::elementAt(int64_t reg, int64_t lane, int64_t warp) const {
+  if (blocked)
+    return linearElement(*blocked, shape, reg, lane, warp);
+  auto [row, col] = mma->coordinate(reg, lane, warp);
+  return row * shape[1] + col;
+}
+
+std::optional<HeldElements> wavetile::tile::heldElements(Attribute layout, ArrayRef<int64_t> shape) {
+  HeldElements h{blockedGeometry(layout, shape), mmaGeometry(layout, shape), SmallVector<int64_t>(shape)};
+  if (!h.blocked && !h.mma)
+    return std::nullopt;
+  h.registers = h.blocked ? h.blocked->elementsPerThread() : h.mma->elementsPerThread();
+  return h;
+}
 
 BlockedLayoutAttr wavetile::tile::equivalentBlockedLayout(Attribute layout, ArrayRef<int64_t> layoutShape,
                                                           ArrayRef<int64_t> shape) {
-  std::optional<HeldElements> held = HeldElements::of(layout, layoutShape);
+  std::optional<HeldElements> held = heldElements(layout, layoutShape);
   const size_t rank = shape.size();
   int64_t elements = 1, layoutElements = 1;
   for (int64_t d : shape)
@@ -408,7 +395,7 @@ BlockedLayoutAttr wavetile::tile::equivalentBlockedLayout(Attribute layout, Arra
   for (int64_t d : layoutShape)
     layoutElements *= d;
   if (!held || elements != layoutElements || !llvm::all_of(shape, llvm::isPowerOf2_64) ||
-      !llvm::isPowerOf2_64(held->warpSize) || !llvm::isPowerOf2_64(held->numWarps))
+      !llvm::isPowerOf2_64(held->warpSize()) || !llvm::isPowerOf2_64(held->numWarps()))
     return {};
   auto coordinates = [&](int64_t linear) {
     SmallVector<int64_t> c(rank);
@@ -420,7 +407,7 @@ BlockedLayoutAttr wavetile::tile::equivalentBlockedLayout(Attribute layout, Arra
   auto least = [&](int64_t lane, int64_t warp) {
     SmallVector<int64_t> m(rank, std::numeric_limits<int64_t>::max());
     for (int64_t r = 0; r < held->registers; ++r) {
-      SmallVector<int64_t> c = coordinates(held->at(r, lane, warp));
+      SmallVector<int64_t> c = coordinates(held->elementAt(r, lane, warp));
       for (size_t d = 0; d < rank; ++d)
         m[d] = std::min(m[d], c[d]);
     }
@@ -431,7 +418,7 @@ BlockedLayoutAttr wavetile::tile::equivalentBlockedLayout(Attribute layout, Arra
   for (size_t d = 0; d < rank; ++d) {
     llvm::SmallDenseSet<int64_t> along;
     for (int64_t r = 0; r < held->registers; ++r)
-      along.insert(coordinates(held->at(r, 0, 0))[d]);
+      along.insert(coordinates(held->elementAt(r, 0, 0))[d]);
     unsigned run = 0;
     while (along.contains(run))
       ++run;
@@ -458,7 +445,7 @@ BlockedLayoutAttr wavetile::tile::equivalentBlockedLayout(Attribute layout, Arra
     return true;
   };
   SmallVector<int> laneDims, warpDims;
-  if (!digits(held->warpSize, true, laneDims) || !digits(held->numWarps, false, warpDims))
+  if (!digits(held->warpSize(), true, laneDims) || !digits(held->numWarps(), false, warpDims))
     return {};
   const int64_t copyLanes = int64_t(1) << llvm::count(laneDims, -1), copyWarps = int64_t(1)
                                                                                  << llvm::count(warpDims, -1);
@@ -502,11 +489,11 @@ BlockedLayoutAttr wavetile::tile::equivalentBlockedLayout(Attribute layout, Arra
     // One register map for every thread, each register of one holding a distinct one of the other.
     SmallVector<int64_t> map(held->registers, -1);
     bool same = true;
-    for (int64_t warp = 0; same && warp < held->numWarps; ++warp)
-      for (int64_t lane = 0; same && lane < held->warpSize; ++lane) {
+    for (int64_t warp = 0; same && warp < held->numWarps(); ++warp)
+      for (int64_t lane = 0; same && lane < held->warpSize(); ++lane) {
         llvm::DenseMap<int64_t, int64_t> registerOf;
         for (int64_t r = 0; r < held->registers; ++r)
-          registerOf.try_emplace(held->at(r, lane, warp), r);
+          registerOf.try_emplace(held->elementAt(r, lane, warp), r);
         llvm::SmallDenseSet<int64_t> used;
         for (int64_t r = 0; same && r < held->registers; ++r) {
           auto it = registerOf.find(linearElement(*g, shape, r, lane, warp));

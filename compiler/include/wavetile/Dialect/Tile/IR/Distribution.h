@@ -105,6 +105,23 @@ std::optional<MmaGeometry> mmaGeometry(mlir::Attribute layout, llvm::ArrayRef<in
 /// Resolves a blocked or slice layout; nullopt for other layouts.
 std::optional<BlockedGeometry> blockedGeometry(mlir::Attribute layout, llvm::ArrayRef<int64_t> shape);
 
+/// A distributed layout (blocked, slice, MMA accumulator or dot operand) resolved against a
+/// tile shape: which element each register of each (lane, warp) holds.
+struct HeldElements {
+  std::optional<BlockedGeometry> blocked; // blocked and slice layouts
+  std::optional<MmaGeometry> mma;         // MMA accumulator and dot-operand layouts
+  llvm::SmallVector<int64_t> shape;
+  int64_t registers = 0; // per thread
+
+  int64_t warpSize() const;
+  int64_t numWarps() const;
+  /// Row-major index of the element register `reg` of (lane, warp) holds.
+  int64_t elementAt(int64_t reg, int64_t lane, int64_t warp) const;
+};
+
+/// Resolves a distributed layout; nullopt for layouts or shapes the others do not resolve.
+std::optional<HeldElements> heldElements(mlir::Attribute layout, llvm::ArrayRef<int64_t> shape);
+
 /// Elements each thread holds of a tile of `type` (which must carry a supported layout).
 int64_t elementsPerThread(mlir::RankedTensorType type);
 
