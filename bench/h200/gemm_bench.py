@@ -5,7 +5,7 @@ an NVIDIA GPU against cuBLAS (torch.matmul), torch._scaled_mm (fp8) and Triton G
 Numerics first (against an fp32 torch product), then device time per call (CUDA-graph replays
 over rotating inputs, bench/h200/ops_bench.py's method). Decode shapes use Llama-3-70B and
 DeepSeek-V3 layer sizes. With WAVETILE_TUNED_DIR set, the ops read the tables there;
-TUNE=DTYPE:SET[,...] (DTYPE bf16, fp8 or a4w4, SET decode, large or shapes MxNxK joined by '+') first
+TUNE=DTYPE:SET[,...] (DTYPE bf16, fp8, blockscale or a4w4, SET decode, large or shapes MxNxK joined by '+') first
 tunes those shapes (wavetile.ops.tune_gemm, as `wavetile tune` does) into that directory.
 GEMMS=bf16,fp8,a4w4 picks the dtypes benchmarked, SHAPES=decode,large,MxNxK,... the shapes
 (A4W4_SWEEP=1: gemm_a4w4 also sweeps decode configurations); RESULT names the report
@@ -288,7 +288,8 @@ def tune(requests, sets):
         dtype, which = request.split(":")
         # A set's name, or shapes MxNxK joined by '+'
         shapes = sets[which] if which in sets else [tuple(int(v) for v in s.split("x")) for s in which.split("+")]
-        op, name = {"fp8": ("gemm_a8w8", "f8E4M3FN"), "a4w4": ("gemm_a4w4", "f4E2M1FN")}.get(dtype, ("gemm_a16w16", "bf16"))
+        op, name = {"fp8": ("gemm_a8w8", "f8E4M3FN"), "blockscale": ("gemm_a8w8_blockscale", "f8E4M3FN"),
+                    "a4w4": ("gemm_a4w4", "f4E2M1FN")}.get(dtype, ("gemm_a16w16", "bf16"))
         b.report(f"## tuned {op} ({name})")
         b.report("")
         b.report("| M | N | K | best | µs (events) | tried | wrong | failed | s |")

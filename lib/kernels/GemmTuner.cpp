@@ -167,9 +167,15 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
     GemmTuneResult result{shape};
     const auto [m, n, k] = shape;
     // Inputs in the device dtype (16-bit values, 8-bit codes, or packed MXFP4 codes with
-    // e8m0 scales per 32), their exact values for the reference, and for gemm_a8w8
-    // per-token and per-channel scales.
-    const bool quantized = options.op == "gemm_a8w8", mx = options.op == "gemm_a4w4";
+    // e8m0 scales per 32), their exact values for the reference, and f32 scales: gemm_a8w8's
+    // per token and channel, gemm_a8w8_blockscale's per 1x128 of X and 128x128 of W.
+    const bool quantized = options.op == "gemm_a8w8", mx = options.op == "gemm_a4w4",
+               blockScaled = options.op == "gemm_a8w8_blockscale";
+    const int64_t kBlocks = (k + 127) / 128, nBlocks = (n + 127) / 128;
+    if (blockScaled && options.bias) {
+      *error = "gemm_a8w8_blockscale takes no bias";
+      return false;
+    }
     if (mx && (options.input != DType::f4E2M1FN || k % 32)) {
       *error = "gemm_a4w4 is tuned with f4E2M1FN inputs and K a multiple of 32, got " +
                std::string(dsl::dtypeName(options.input)) + " and K = " + std::to_string(k);
@@ -199,7 +205,7 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
               const int code = (bytes[i] >> (4 * (e - 2 * i))) & 15;
               values[e] = (code & 8 ? -1 : 1) * std::ldexp(kE2M1[code & 7], int(groupScales[e / 32]) - 127);
             }
-          } else if (quantized) {
+          } else if (quantized || blockScaled) {
             uint8_t code = randomCode(chunkRng, options.input);
             bytes[i] = code;
             values[i] = decodeCode(code, options.input);
@@ -214,7 +220,12 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
     fill(x, xv, xGroupScales);
     fill(w, wv, wGroupScales);
     std::uniform_real_distribution<float> scale(0.001f, 0.1f);
-    std::vector<float> xs(quantized ? m : 0), ws(quantized ? n : 0);
+    std::vector<float> xs(quantized     ? m
+                          : blockScaled ? m * kBlocks
+                                        : 0),
+        ws(quantized     ? n
+           : blockScaled ? nBlocks * kBlocks
+                         : 0);
     for (float &v : xs)
       v = scale(rng);
     for (float &v : ws)
@@ -236,18 +247,29 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
     forChunks(size_t(n), [&](size_t, size_t begin, size_t end) {
       for (int64_t r = 0; r < m; ++r)
         for (size_t c = begin; c < end; ++c) {
-          // Four partial sums: independent chains the compiler can keep in flight.
-          double sum[4] = {}, size[4] = {};
+          // Each scale block's products (all of K but for block scales) in four partial
+          // sums: independent chains the compiler can keep in flight.
+          const int64_t block = blockScaled ? 128 : k;
           const double *xRow = &xv[r * k], *wRow = &wv[c * k];
-          for (int64_t i = 0; i < k; i += 4)
-            for (int64_t j = 0; j < 4 && i + j < k; ++j) {
-              double p = xRow[i + j] * wRow[i + j];
-              sum[j] += p;
-              size[j] += std::abs(p);
-            }
-          const double s = quantized ? double(xs[r]) * double(ws[c]) : 1.0;
-          reference[r * n + c] = (sum[0] + sum[1] + sum[2] + sum[3]) * s + biasValues[c];
-          magnitude[r * n + c] = (size[0] + size[1] + size[2] + size[3]) * s;
+          double total = 0, size = 0;
+          for (int64_t b0 = 0; b0 < k; b0 += block) {
+            double sum[4] = {}, abs[4] = {};
+            const int64_t end = std::min(b0 + block, k);
+            for (int64_t i = b0; i < end; i += 4)
+              for (int64_t j = 0; j < 4 && i + j < end; ++j) {
+                double p = xRow[i + j] * wRow[i + j];
+                sum[j] += p;
+                abs[j] += std::abs(p);
+              }
+            const double s =
+                blockScaled ? double(xs[r * kBlocks + b0 / 128]) * double(ws[int64_t(c) / 128 * kBlocks + b0 / 128])
+                : quantized ? double(xs[r]) * double(ws[c])
+                            : 1.0;
+            total += (sum[0] + sum[1] + sum[2] + sum[3]) * s;
+            size += (abs[0] + abs[1] + abs[2] + abs[3]) * s;
+          }
+          reference[r * n + c] = total + biasValues[c];
+          magnitude[r * n + c] = size;
         }
     });
     const size_t outBytes = m * n * bytesOf(options.output);
@@ -266,13 +288,16 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
         !device.copyToDevice(dx.data, x.data(), x.size(), error) ||
         !device.copyToDevice(dw.data, w.data(), w.size(), error) ||
         (options.bias && !device.copyToDevice(dbias.data, biasBytes.data(), biasBytes.size(), error)) ||
-        ((quantized || mx) && (!device.copyToDevice(dxs.data, xScaleBytes.data(), xScaleBytes.size(), error) ||
-                               !device.copyToDevice(dws.data, wScaleBytes.data(), wScaleBytes.size(), error))))
+        ((quantized || mx || blockScaled) &&
+         (!device.copyToDevice(dxs.data, xScaleBytes.data(), xScaleBytes.size(), error) ||
+          !device.copyToDevice(dws.data, wScaleBytes.data(), wScaleBytes.size(), error))))
       return false;
-    TensorRef txs = mx ? TensorRef::contiguous(dxs.data, DType::f8E8M0FNU, {m, k / 32})
-                       : TensorRef::contiguous(dxs.data, DType::f32, {m, 1});
-    TensorRef tws = mx ? TensorRef::contiguous(dws.data, DType::f8E8M0FNU, {n, k / 32})
-                       : TensorRef::contiguous(dws.data, DType::f32, {1, n});
+    TensorRef txs = mx            ? TensorRef::contiguous(dxs.data, DType::f8E8M0FNU, {m, k / 32})
+                    : blockScaled ? TensorRef::contiguous(dxs.data, DType::f32, {m, kBlocks})
+                                  : TensorRef::contiguous(dxs.data, DType::f32, {m, 1});
+    TensorRef tws = mx            ? TensorRef::contiguous(dws.data, DType::f8E8M0FNU, {n, k / 32})
+                    : blockScaled ? TensorRef::contiguous(dws.data, DType::f32, {nBlocks, kBlocks})
+                                  : TensorRef::contiguous(dws.data, DType::f32, {1, n});
     TensorRef tx = TensorRef::contiguous(dx.data, options.input, {m, k / int64_t(perUnit)});
     TensorRef tw = TensorRef::contiguous(dw.data, options.input, {n, k / int64_t(perUnit)});
     TensorRef tout = TensorRef::contiguous(dout.data, options.output, {m, n});
@@ -286,8 +311,17 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
     const double accumulation = fp8 ? 1.0 / 1024 : 2e-5;
     std::vector<GemmConfig> candidates =
         options.candidates.empty() ? gemmCandidates(shape, options.input) : options.candidates;
-    if (options.input == DType::i8) // the skinny kernel sums in f32: not for int8
+    if (options.input == DType::i8 || blockScaled) // the skinny kernel: f32 sums, one scale per row
       std::erase_if(candidates, [](const GemmConfig &c) { return c.skinny; });
+    if (blockScaled) { // its K steps are the 128-wide scale blocks
+      for (GemmConfig &c : candidates)
+        c.blockK = 128;
+      std::vector<GemmConfig> distinct;
+      for (const GemmConfig &c : candidates)
+        if (std::none_of(distinct.begin(), distinct.end(), [&](const GemmConfig &d) { return d.key() == c.key(); }))
+          distinct.push_back(c);
+      candidates = distinct;
+    }
     // NaN in every output dtype: a candidate that leaves elements unwritten cannot pass on
     // the previous one's results.
     const std::vector<uint8_t> poison(outBytes, 0xff);
@@ -299,9 +333,10 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
       std::string why;
       auto call = [&] {
         const TensorRef *bias = options.bias ? &tbias : nullptr;
-        return mx          ? gemm_a4w4(rt, tout, tx, tw, txs, tws, bias, &why, config)
-               : quantized ? gemm_a8w8(rt, tout, tx, tw, txs, tws, bias, &why, config)
-                           : gemm_a16w16(rt, tout, tx, tw, bias, &why, config);
+        return mx            ? gemm_a4w4(rt, tout, tx, tw, txs, tws, bias, &why, config)
+               : quantized   ? gemm_a8w8(rt, tout, tx, tw, txs, tws, bias, &why, config)
+               : blockScaled ? gemm_a8w8_blockscale(rt, tout, tx, tw, txs, tws, &why, config)
+                             : gemm_a16w16(rt, tout, tx, tw, bias, &why, config);
       };
       if (!call() || !device.synchronize(&why)) {
         if (result.firstFailure.empty())

@@ -482,8 +482,10 @@ def test_tune_gemm_writes_checked_rows(tmp_path):
         ops.tune_gemm("gemm_a8w8", [(2, 24, 130)], dtype="fp8", device=None)
     with pytest.raises(ops.OpError, match="triples"):
         ops.tune_gemm("gemm_a16w16", [(2, 24)], device=None)
-    with pytest.raises(ops.OpError, match="one of gemm_a16w16, gemm_a8w8, gemm_a4w4"):
-        ops.tune_gemm("gemm_a8w8_blockscale", [(2, 24, 128)], device=None)
+    with pytest.raises(ops.OpError, match="one of gemm_a16w16, gemm_a8w8, gemm_a8w8_blockscale, gemm_a4w4"):
+        ops.tune_gemm("gemm_a8w8_bpreshuffle", [(2, 24, 128)], device=None)
+    with pytest.raises(ops.OpError, match="takes no bias"):
+        ops.tune_gemm("gemm_a8w8_blockscale", [(2, 24, 128)], bias=True, device=None)
     with pytest.raises(ops.OpError, match="K a multiple of 32"):  # MXFP4 scales cover 32 of K
         ops.tune_gemm("gemm_a4w4", [(2, 24, 80)], device=None)
 

@@ -362,15 +362,16 @@ def shuffle_weight(w, layout=(16, 16)):
 
 
 def tune_gemm(op, shapes, dtype=None, out_dtype=None, bias=False, table=None, device=0):
-    """Tunes `op` ("gemm_a16w16", "gemm_a8w8" or "gemm_a4w4") for each (M, N, K) of `shapes` on
-    cuda:`device` (the host with device=None), as `wavetile tune` does (docs/tuning.md): every
-    candidate is checked against a double reference, the wrong ones dropped, the rest timed.
-    `dtype` and `out_dtype` are dtype names ("bf16", "f16", "f32", "f8E4M3FN", "f8E4M3FNUZ",
-    "i8", "f4E2M1FN"; by default bf16 in, e4m3fn for gemm_a8w8 and f4E2M1FN for gemm_a4w4,
-    and bf16 out). With `table`, the results are merged into that CSV. Returns one dict per
+    """Tunes `op` ("gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale" or "gemm_a4w4") for each
+    (M, N, K) of `shapes` on cuda:`device` (the host with device=None), as `wavetile tune` does
+    (docs/tuning.md): every candidate is checked against a double reference, the wrong ones
+    dropped, the rest timed. `dtype` and `out_dtype` are dtype names ("bf16", "f16", "f32",
+    "f8E4M3FN", "f8E4M3FNUZ", "i8", "f4E2M1FN"; by default bf16 in, e4m3fn for the gemm_a8w8
+    ops and f4E2M1FN for gemm_a4w4, and bf16 out). With `table`, the results are merged into that CSV. Returns one dict per
     shape: M, N, K, config (None when every candidate was dropped), us, tried, wrong, failed,
     first_failure."""
-    defaults = {"gemm_a16w16": "bf16", "gemm_a8w8": "f8E4M3FN", "gemm_a4w4": "f4E2M1FN"}
+    defaults = {"gemm_a16w16": "bf16", "gemm_a8w8": "f8E4M3FN", "gemm_a8w8_blockscale": "f8E4M3FN",
+                "gemm_a4w4": "f4E2M1FN"}
     if op not in defaults:
         raise OpError(f"tune_gemm: op must be one of {', '.join(defaults)}, got {op!r}")
     names = {"bf16": language.bf16, "f16": language.f16, "f32": language.f32, "f8E4M3FN": language.float8_e4m3fn,

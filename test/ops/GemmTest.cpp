@@ -265,6 +265,22 @@ TEST(GemmTuner, WritesTheFastestCorrectCandidateAndTheOpUsesIt) {
       << error;
 }
 
+GemmConfig skinny(GemmConfig c) {
+  c.skinny = true;
+  return c;
+}
+
+/// Tuner options for `op` on `input` trying `candidates`, each run once untimed beforehand.
+GemmTuneOptions runOnce(const std::string &op, DType input, std::vector<GemmConfig> candidates) {
+  GemmTuneOptions options;
+  options.op = op;
+  options.input = input;
+  options.warmup = 0;
+  options.repetitions = 1;
+  options.candidates = std::move(candidates);
+  return options;
+}
+
 // gemm_a4w4's tuner: random packed codes and e8m0 scales, every candidate checked against the
 // double reference of the scaled codes (a mis-decoded reference would drop both), and the
 // table keyed by f4E2M1FN.
@@ -273,14 +289,8 @@ TEST(GemmTuner, TunesGemmA4W4AgainstTheScaledCodes) {
   std::string error;
   wavetile::test::HostOps host;
   ASSERT_TRUE(host.runtime);
-  GemmTuneOptions options;
-  options.op = "gemm_a4w4";
-  options.input = DType::f4E2M1FN;
-  options.warmup = 0;
-  options.repetitions = 1;
-  GemmConfig skinny{4, 8, 128, 1, 4, 2};
-  skinny.skinny = true;
-  options.candidates = {GemmConfig{16, 32, 64, 3, 4, 1}, skinny};
+  GemmTuneOptions options =
+      runOnce("gemm_a4w4", DType::f4E2M1FN, {GemmConfig{16, 32, 64, 3, 4, 1}, skinny({4, 8, 128, 1, 4, 2})});
   std::vector<GemmTuneResult> results;
   ASSERT_TRUE(tuneGemm(*host.runtime, {{3, 40, 320}}, options, &results, &error)) << error;
   ASSERT_EQ(results.size(), 1u);
@@ -299,6 +309,29 @@ TEST(GemmTuner, TunesGemmA4W4AgainstTheScaledCodes) {
   std::vector<GemmTuneResult> none;
   EXPECT_FALSE(tuneGemm(*host.runtime, {{3, 40, 80}}, options, &none, &error));
   EXPECT_NE(error.find("K a multiple of 32"), std::string::npos) << error;
+}
+
+// gemm_a8w8_blockscale's tuner: fp8 codes with f32 scales per 1x128 of X and 128x128 of W
+// (K 300 ends in a partial block, N 200 in a partial block row), each block's sum scaled in
+// the double reference; every candidate takes K steps of a block, none is skinny.
+TEST(GemmTuner, TunesBlockScaledGemmsPerScaleBlock) {
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  GemmTuneOptions options = runOnce("gemm_a8w8_blockscale", DType::f8E4M3FN,
+                                    {GemmConfig{16, 32, 32, 1, 4, 1}, GemmConfig{16, 32, 128, 1, 4, 2},
+                                     skinny({4, 8, 128, 1, 4, 1})});
+  std::vector<GemmTuneResult> results;
+  ASSERT_TRUE(tuneGemm(*host.runtime, {{3, 200, 300}}, options, &results, &error)) << error;
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].tried, 2); // the skinny one is dropped
+  EXPECT_EQ(results[0].failed, 0) << results[0].firstFailure;
+  EXPECT_EQ(results[0].wrong, 0) << results[0].firstFailure;
+  ASSERT_TRUE(results[0].best);
+  EXPECT_EQ(results[0].best->blockK, 128);
+  options.bias = true;
+  EXPECT_FALSE(tuneGemm(*host.runtime, {{3, 200, 300}}, options, &results, &error));
+  EXPECT_EQ(error, "gemm_a8w8_blockscale takes no bias");
 }
 
 // The swept MXFP4 configurations are valid, decode-sized for M <= 64 (skinny only for a few
@@ -661,10 +694,6 @@ TEST(GemmA4W4Op, MatchesDoubleReference) {
   // takes them by default off gfx950 (K 1056 in steps of 512 split two ways, a tail in the
   // second); two rows take the ring (K 1088 in 128-code steps split 8 ways).
   using Config = std::optional<GemmConfig>;
-  auto skinny = [](GemmConfig c) {
-    c.skinny = true;
-    return c;
-  };
   for (auto [m, n, k, config] : {std::tuple<int64_t, int64_t, int64_t, Config>{3, 40, 128, std::nullopt},
                                  {1, 48, 1056, std::nullopt},
                                  {2, 24, 1088, std::nullopt},

@@ -13,7 +13,8 @@ using namespace wavetile::ops;
 
 namespace wavetile::tool {
 
-/// wavetile tune --op gemm_a16w16|gemm_a8w8|gemm_a4w4 --shapes M:N:K[,...] [--dtype D] [--out-dtype D]
+/// wavetile tune --op gemm_a16w16|gemm_a8w8|gemm_a8w8_blockscale|gemm_a4w4 --shapes M:N:K[,...] [--dtype D]
+/// [--out-dtype D]
 /// [--bias] [--device host|gpu] -o TABLE.csv
 int tuneCommand(const std::map<std::string, std::string> &values, bool bias) {
   auto fail = [](const std::string &message) {
@@ -25,8 +26,8 @@ int tuneCommand(const std::map<std::string, std::string> &values, bool bias) {
     return it == values.end() ? fallback : it->second;
   };
   const std::string op = value("--op", "");
-  if (op != "gemm_a16w16" && op != "gemm_a8w8" && op != "gemm_a4w4")
-    return fail("--op gemm_a16w16, gemm_a8w8 or gemm_a4w4 can be tuned (got '" + op + "')");
+  if (op != "gemm_a16w16" && op != "gemm_a8w8" && op != "gemm_a8w8_blockscale" && op != "gemm_a4w4")
+    return fail("--op gemm_a16w16, gemm_a8w8, gemm_a8w8_blockscale or gemm_a4w4 can be tuned (got '" + op + "')");
   std::string table = value("-o", "");
   if (table.empty())
     return fail("-o TABLE.csv is needed (the op reads $WAVETILE_TUNED_DIR/<op>.csv)");
@@ -51,11 +52,11 @@ int tuneCommand(const std::map<std::string, std::string> &values, bool bias) {
   options.op = op;
   options.bias = bias;
   for (auto [flag, field] : {std::pair{"--dtype", &options.input}, std::pair{"--out-dtype", &options.output}}) {
-    // Defaults: bf16 (gemm_a8w8: f8E4M3FN; gemm_a4w4: f4E2M1FN) in; out bf16, or the input's
-    // dtype for gemm_a16w16.
-    const std::string input = value("--dtype", op == "gemm_a8w8"   ? "f8E4M3FN"
+    // Defaults: bf16 (the gemm_a8w8 ops: f8E4M3FN; gemm_a4w4: f4E2M1FN) in; out bf16, or the
+    // input's dtype for gemm_a16w16.
+    const std::string input = value("--dtype", op == "gemm_a16w16" ? "bf16"
                                                : op == "gemm_a4w4" ? "f4E2M1FN"
-                                                                   : "bf16");
+                                                                   : "f8E4M3FN");
     std::string name = flag == std::string("--dtype") ? input : value(flag, op == "gemm_a16w16" ? input : "bf16");
     std::optional<DType> dtype = dsl::parseDType(name);
     if (!dtype)

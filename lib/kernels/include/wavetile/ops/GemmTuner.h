@@ -4,7 +4,7 @@
 // inputs; its output is checked against a double-precision reference computed on the host
 // (candidates that fail to compile, launch or match are dropped, never written), the rest
 // are timed with device events, and the fastest is kept. `wavetile tune` drives it and
-// writes the tables gemm_a16w16, gemm_a8w8 and gemm_a4w4 read (docs/tuning.md).
+// writes the tables the GEMM ops read (docs/tuning.md).
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAVETILE_OPS_GEMMTUNER_H
@@ -19,7 +19,8 @@ struct GemmShape {
 };
 
 struct GemmTuneOptions {
-  /// gemm_a16w16, gemm_a8w8 (per-token x scales, per-channel w scales), or gemm_a4w4
+  /// gemm_a16w16, gemm_a8w8 (per-token x scales, per-channel w scales),
+  /// gemm_a8w8_blockscale (fp8, scales per 1x128 of x and 128x128 of w; no bias) or gemm_a4w4
   /// (input f4E2M1FN: random packed codes with random e8m0 scales per 32).
   std::string op = "gemm_a16w16";
   DType input = DType::bf16, output = DType::bf16;
