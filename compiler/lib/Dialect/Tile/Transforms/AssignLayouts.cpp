@@ -230,8 +230,7 @@ private:
   /// `v` is not such a computation.
   bool desireLoadedChain(Value v, Attribute layout) {
     SmallVector<Operation *> loads;
-    SetVector<Value> computation = elementwiseComputation(
-        v, [](Operation *def) { return isa<LoadOp, BufferLoadOp, SharedLoadOp>(def); }, &loads);
+    SetVector<Value> computation = elementwiseComputation(v, isLoad, &loads);
     for (Value value : computation)
       desired.try_emplace(value, layout);
     return !computation.empty();
@@ -499,8 +498,15 @@ private:
         decoded, [](Operation *def) { return isa<ReshapeOp>(def); }, &reshapes);
     if (computation.empty() || reshapes.empty())
       return;
-    // Each reshape's source: elementwise ops on a broadcast of an expanded loaded tile.
-    SmallVector<std::tuple<SetVector<Value>, ExpandDimsOp, BlockedLayoutAttr>> sources;
+    // Each reshape's source: elementwise ops on a broadcast of an expanded tile computed
+    // elementwise from loads. All of them or none: a reshape left in another layout would move
+    // its 32-bit codes through shared memory.
+    struct Source {
+      SetVector<Value> spread, loaded;
+      ExpandDimsOp expand;
+      BlockedLayoutAttr blocked;
+    };
+    SmallVector<Source> sources;
     for (Operation *op : reshapes) {
       auto reshape = cast<ReshapeOp>(op);
       RankedTensorType source = reshape.getSource().getType();
@@ -513,14 +519,19 @@ private:
       auto expand = cast<BroadcastOp>(broadcasts[0]).getSource().getDefiningOp<ExpandDimsOp>();
       if (!expand || !expand->hasOneUse())
         return;
-      sources.emplace_back(spread, expand, blocked);
+      SmallVector<Operation *> loads;
+      SetVector<Value> loaded = elementwiseComputation(expand.getSource(), isLoad, &loads);
+      if (loaded.empty())
+        return;
+      sources.push_back({spread, loaded, expand, blocked});
     }
-    for (auto &[spread, expand, blocked] : sources) {
-      if (!desireLoadedChain(expand.getSource(), SliceLayoutAttr::get(context, expand.getAxis(), blocked)))
-        continue; // the expanded tile converts instead
-      desired.try_emplace(expand.getResult(), blocked);
-      for (Value value : spread)
-        desired.try_emplace(value, blocked);
+    for (Source &source : sources) {
+      Attribute slice = SliceLayoutAttr::get(context, source.expand.getAxis(), source.blocked);
+      for (Value value : source.loaded)
+        desired.try_emplace(value, slice);
+      desired.try_emplace(source.expand.getResult(), source.blocked);
+      for (Value value : source.spread)
+        desired.try_emplace(value, source.blocked);
     }
     for (Value value : computation)
       desired.try_emplace(value, layout);
@@ -560,6 +571,8 @@ private:
         return {};
     return computation;
   }
+
+  static bool isLoad(Operation *op) { return isa<LoadOp, BufferLoadOp, SharedLoadOp>(op); }
 
   DotOperandLayoutAttr transposed(DotOperandLayoutAttr layout) {
     return DotOperandLayoutAttr::get(context, layout.getOperandIndex(), layout.getParent(), !layout.getTransposed());
