@@ -208,30 +208,35 @@ std::vector<std::set<int64_t>> mmaOwnership(const MmaGeometry &g, llvm::ArrayRef
 // and the per-32 scales ([rows, K/32, 32]) of an mma.sync operand tile have blocked layouts
 // that reshape to it in registers, A replicated over the warps that split N.
 TEST_F(Fixture, DotOperandsHaveBlockedEquivalentsForPackedCodesAndGroupScales) {
-  auto mma = MmaLayoutAttr::get(&context, "sm_90.mma_m16n8k16_f32_bf16_bf16", {1u, 4u});
-  struct Case {
-    DotOperandLayoutAttr layout;
-    std::vector<int64_t> shape, blockedShape;
+  // For each atom (4 warps splitting N), A [16, K] and the transposed B [64, K] as [rows, K/2, 2]
+  // bytes and [rows, K/32, 32] scales.
+  struct Atom {
+    const char *name;
+    int64_t warpSize;
+    std::vector<int64_t> ks;
   };
-  auto a = DotOperandLayoutAttr::get(&context, 0, mma), b = DotOperandLayoutAttr::get(&context, 1, mma, true);
-  for (const Case &c : std::vector<Case>{{a, {16, 128}, {16, 64, 2}},
-                                         {a, {16, 128}, {16, 4, 32}},
-                                         {a, {16, 256}, {16, 8, 32}},
-                                         {b, {64, 128}, {64, 64, 2}},
-                                         {b, {64, 256}, {64, 8, 32}}}) {
-    SCOPED_TRACE(::testing::Message() << "operand " << c.layout.getOperandIndex() << " [" << c.shape[0] << ", "
-                                      << c.shape[1] << "] as " << c.blockedShape[1] << " x " << c.blockedShape[2]);
-    BlockedLayoutAttr blocked = equivalentBlockedLayout(c.layout, c.shape, c.blockedShape);
-    ASSERT_TRUE(blocked);
-    std::optional<MmaGeometry> g = mmaGeometry(c.layout, c.shape);
-    ASSERT_TRUE(g);
-    EXPECT_EQ(ownership(blocked, c.blockedShape, 32, 4), mmaOwnership(*g, c.shape));
+  for (const Atom &atom :
+       {Atom{"sm_90.mma_m16n8k16_f32_bf16_bf16", 32, {128, 256}}, Atom{"gfx942.mfma_f32_16x16x16_bf16", 64, {128}}}) {
+    auto mma = MmaLayoutAttr::get(&context, atom.name, {1u, 4u});
+    auto a = DotOperandLayoutAttr::get(&context, 0, mma), b = DotOperandLayoutAttr::get(&context, 1, mma, true);
+    for (int64_t k : atom.ks)
+      for (auto [layout, rows] : {std::pair{a, int64_t(16)}, std::pair{b, int64_t(64)}})
+        for (std::vector<int64_t> blockedShape : {std::vector<int64_t>{rows, k / 2, 2}, {rows, k / 32, 32}}) {
+          SCOPED_TRACE(::testing::Message() << atom.name << " operand " << layout.getOperandIndex() << " [" << rows
+                                            << ", " << k << "] as " << blockedShape[1] << " x " << blockedShape[2]);
+          BlockedLayoutAttr blocked = equivalentBlockedLayout(layout, {rows, k}, blockedShape);
+          ASSERT_TRUE(blocked);
+          std::optional<MmaGeometry> g = mmaGeometry(layout, {rows, k});
+          ASSERT_TRUE(g);
+          EXPECT_EQ(ownership(blocked, blockedShape, atom.warpSize, 4), mmaOwnership(*g, {rows, k}));
+        }
   }
   // Two warps along M hold rows 16 apart in 8-row runs: no blocked layout does that.
   auto tall = MmaLayoutAttr::get(&context, "sm_90.mma_m16n8k16_f32_bf16_bf16", {2u, 2u});
   EXPECT_FALSE(equivalentBlockedLayout(DotOperandLayoutAttr::get(&context, 0, tall), {64, 64}, {64, 32, 2}));
   // The element counts must agree.
-  EXPECT_FALSE(equivalentBlockedLayout(a, {16, 128}, {16, 32, 2}));
+  auto wide = MmaLayoutAttr::get(&context, "sm_90.mma_m16n8k16_f32_bf16_bf16", {1u, 4u});
+  EXPECT_FALSE(equivalentBlockedLayout(DotOperandLayoutAttr::get(&context, 0, wide), {16, 128}, {16, 32, 2}));
 }
 
 } // namespace
