@@ -216,6 +216,21 @@ struct TunedDir {
   }
 };
 
+/// Writes the results' table at `path` and reads it back; nullopt, with a test failure, when
+/// either step fails.
+std::optional<TunedConfigs> writtenTable(const std::string &path, OpRuntime &rt, const GemmTuneOptions &options,
+                                         const std::vector<GemmTuneResult> &results) {
+  std::string error;
+  if (!writeGemmTable(path, rt, options, results, &error)) {
+    ADD_FAILURE() << error;
+    return std::nullopt;
+  }
+  std::optional<TunedConfigs> loaded = TunedConfigs::load(path, gemmTuningKeys(), &error);
+  if (!loaded)
+    ADD_FAILURE() << error;
+  return loaded;
+}
+
 // The tuner drops candidates that cannot run (an invalid configuration here), keeps the
 // fastest correct one, and writes the table gemm_a16w16 then reads for that shape.
 TEST(GemmTuner, WritesTheFastestCorrectCandidateAndTheOpUsesIt) {
@@ -238,9 +253,8 @@ TEST(GemmTuner, WritesTheFastestCorrectCandidateAndTheOpUsesIt) {
   EXPECT_EQ(results[0].wrong, 0);
   ASSERT_TRUE(results[0].best);
   std::string table = (dir.path / "gemm_a16w16.csv").string();
-  ASSERT_TRUE(writeGemmTable(table, *host.runtime, options, results, &error)) << error;
-  auto loaded = TunedConfigs::load(table, gemmTuningKeys(), &error);
-  ASSERT_TRUE(loaded) << error;
+  auto loaded = writtenTable(table, *host.runtime, options, results);
+  ASSERT_TRUE(loaded);
   EXPECT_EQ(loaded->size(), 1u);
 
   // A fresh runtime reads the table: a row made invalid by hand shows it is used.
@@ -298,10 +312,8 @@ TEST(GemmTuner, TunesGemmA4W4AgainstTheScaledCodes) {
   EXPECT_EQ(results[0].failed, 0) << results[0].firstFailure;
   EXPECT_EQ(results[0].wrong, 0) << results[0].firstFailure;
   ASSERT_TRUE(results[0].best);
-  std::string table = (dir.path / "gemm_a4w4.csv").string();
-  ASSERT_TRUE(writeGemmTable(table, *host.runtime, options, results, &error)) << error;
-  auto loaded = TunedConfigs::load(table, gemmTuningKeys(), &error);
-  ASSERT_TRUE(loaded) << error;
+  auto loaded = writtenTable((dir.path / "gemm_a4w4.csv").string(), *host.runtime, options, results);
+  ASSERT_TRUE(loaded);
   ASSERT_EQ(loaded->size(), 1u);
   EXPECT_EQ(loaded->rows()[0].at("dtype"), "f4E2M1FN");
   EXPECT_EQ(loaded->rows()[0].at("out_dtype"), "bf16");
