@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -326,18 +327,31 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
     // the previous one's results.
     const std::vector<uint8_t> poison(outBytes, 0xff);
     std::vector<uint8_t> got(outBytes);
+    auto run = [&](const GemmConfig &config, std::string *why) {
+      const TensorRef *bias = options.bias ? &tbias : nullptr;
+      return mx            ? gemm_a4w4(rt, tout, tx, tw, txs, tws, bias, why, config)
+             : quantized   ? gemm_a8w8(rt, tout, tx, tw, txs, tws, bias, why, config)
+             : blockScaled ? gemm_a8w8_blockscale(rt, tout, tx, tw, txs, tws, why, config)
+                           : gemm_a16w16(rt, tout, tx, tw, bias, why, config);
+    };
+    // Compiling a candidate takes about a second, timing it milliseconds: all of them compile
+    // first, on every core.
+    const auto compileStart = std::chrono::steady_clock::now();
+    rt.precompile(
+        [&] {
+          for (const GemmConfig &config : candidates) {
+            std::string ignored; // reported by the candidate's real run below
+            run(config, &ignored);
+          }
+        },
+        options.compileThreads);
+    result.compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - compileStart).count();
     for (const GemmConfig &config : candidates) {
       ++result.tried;
       if (!device.copyToDevice(dout.data, poison.data(), outBytes, error))
         return false;
       std::string why;
-      auto call = [&] {
-        const TensorRef *bias = options.bias ? &tbias : nullptr;
-        return mx            ? gemm_a4w4(rt, tout, tx, tw, txs, tws, bias, &why, config)
-               : quantized   ? gemm_a8w8(rt, tout, tx, tw, txs, tws, bias, &why, config)
-               : blockScaled ? gemm_a8w8_blockscale(rt, tout, tx, tw, txs, tws, &why, config)
-                             : gemm_a16w16(rt, tout, tx, tw, bias, &why, config);
-      };
+      auto call = [&] { return run(config, &why); };
       if (!call() || !device.synchronize(&why)) {
         if (result.firstFailure.empty())
           result.firstFailure = config.key() + ": " + why;

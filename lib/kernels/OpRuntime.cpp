@@ -2,9 +2,11 @@
 
 #include "wavetile/ops/OpRuntime.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "wavetile/Jit.h"
 
@@ -135,21 +137,33 @@ size_t OpRuntime::loadedModules() const {
   return loaded_.size();
 }
 
+std::unique_ptr<LoadedModule> OpRuntime::compileAndLoad(const Module &module, std::string *error) {
+  std::optional<Jit::Result> compiled = jit_->compile(module, error);
+  if (!compiled)
+    return nullptr;
+  return device_.load(compiled->binary->image, compiled->binary->manifest, error);
+}
+
 bool OpRuntime::launch(const std::string &specialization, const Builder &build, std::string_view kernel,
                        std::array<uint32_t, 3> grid, const NamedArgs &args, std::string *error) {
   const LoadedModule *module = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = loaded_.find(specialization);
+    if (collecting_) {
+      if (it == loaded_.end() && !collecting_->count(specialization)) {
+        std::unique_ptr<Module> ir = build(error);
+        if (!ir)
+          return false;
+        collecting_->emplace(specialization, std::move(ir));
+      }
+      return true;
+    }
     if (it == loaded_.end()) {
       std::unique_ptr<Module> ir = build(error);
       if (!ir)
         return false;
-      std::optional<Jit::Result> compiled = jit_->compile(*ir, error);
-      if (!compiled)
-        return false;
-      std::unique_ptr<LoadedModule> loadedModule =
-          device_.load(compiled->binary->image, compiled->binary->manifest, error);
+      std::unique_ptr<LoadedModule> loadedModule = compileAndLoad(*ir, error);
       if (!loadedModule)
         return false;
       it = loaded_.emplace(specialization, std::move(loadedModule)).first;
@@ -163,6 +177,47 @@ bool OpRuntime::launch(const std::string &specialization, const Builder &build, 
   if (!args.inOrderOf(k->manifest().signature, &ordered, error))
     return false;
   return k->launch(grid, ordered.data(), ordered.size(), stream, error);
+}
+
+size_t OpRuntime::precompile(const std::function<void()> &calls, unsigned threads) {
+  std::map<std::string, std::unique_ptr<Module>> collected;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    collecting_ = &collected;
+  }
+  struct StopCollecting {
+    OpRuntime &rt;
+    ~StopCollecting() {
+      std::lock_guard<std::mutex> lock(rt.mutex_);
+      rt.collecting_ = nullptr;
+    }
+  };
+  {
+    StopCollecting stop{*this};
+    calls();
+  }
+  std::vector<std::pair<const std::string, std::unique_ptr<Module>> *> pending;
+  for (auto &entry : collected)
+    pending.push_back(&entry);
+  std::atomic<size_t> next = 0, loaded = 0;
+  auto work = [&] {
+    for (size_t i; (i = next++) < pending.size();) {
+      std::string ignored; // the real launch compiles it again and reports why it fails
+      std::unique_ptr<LoadedModule> module = compileAndLoad(*pending[i]->second, &ignored);
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (module && loaded_.emplace(pending[i]->first, std::move(module)).second)
+        ++loaded;
+    }
+  };
+  const size_t workers =
+      std::min<size_t>(pending.size(), threads ? threads : std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> running;
+  for (size_t t = 1; t < workers; ++t)
+    running.emplace_back(work);
+  work();
+  for (std::thread &thread : running)
+    thread.join();
+  return loaded;
 }
 
 bool wavetile::ops::opError(std::string *error, std::string_view op, const std::string &message) {

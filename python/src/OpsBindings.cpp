@@ -240,6 +240,7 @@ void bindOps(py::module_ &m) {
       row["wrong"] = r.wrong;
       row["failed"] = r.failed;
       row["first_failure"] = r.firstFailure;
+      row["compile_s"] = r.compileSeconds;
       rows.append(row);
     }
     return rows;

@@ -474,7 +474,7 @@ def test_tune_gemm_writes_checked_rows(tmp_path):
                      "sm_90,132,64,64,64,i8,bf16,0,16,64,64,3,4,1,0,1.00\n")
     rows = ops.tune_gemm("gemm_a8w8", [(2, 24, 130)], dtype="i8", table=str(table), device=None)
     assert len(rows) == 1 and rows[0]["config"] is not None and rows[0]["wrong"] == 0
-    assert rows[0]["tried"] > rows[0]["failed"] and rows[0]["us"] > 0
+    assert rows[0]["tried"] > rows[0]["failed"] and rows[0]["us"] > 0 and rows[0]["compile_s"] > 0
     lines = table.read_text().splitlines()
     assert lines[1].startswith("host,") and ",2,24,130,i8,bf16,0," in lines[1]
     assert lines[2].startswith("sm_90,132,64,")  # other rows are kept

@@ -369,7 +369,7 @@ def tune_gemm(op, shapes, dtype=None, out_dtype=None, bias=False, table=None, de
     "f8E4M3FN", "f8E4M3FNUZ", "i8", "f4E2M1FN"; by default bf16 in, e4m3fn for the gemm_a8w8
     ops and f4E2M1FN for gemm_a4w4, and bf16 out). With `table`, the results are merged into that CSV. Returns one dict per
     shape: M, N, K, config (None when every candidate was dropped), us, tried, wrong, failed,
-    first_failure."""
+    first_failure, compile_s (the candidates compile first, on every core: wall seconds)."""
     defaults = {"gemm_a16w16": "bf16", "gemm_a8w8": "f8E4M3FN", "gemm_a8w8_blockscale": "f8E4M3FN",
                 "gemm_a4w4": "f4E2M1FN"}
     if op not in defaults:

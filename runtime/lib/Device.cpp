@@ -335,6 +335,11 @@ std::unique_ptr<LoadedModule> Device::load(std::string_view image, ModuleManifes
     }
     return module;
   }
+  // Contexts are current per thread: a loading thread may not be the one that opened the device.
+  if (backend_ == Backend::CUDA && !check(api_->cuCtxSetCurrent(context_), "cuCtxSetCurrent", error))
+    return nullptr;
+  if (backend_ == Backend::HIP && !check(api_->hipSetDevice(ordinal_), "hipSetDevice", error))
+    return nullptr;
   // PTX is text the driver reads up to a NUL; a code object is read by its own headers.
   std::string owned(image);
   if (!check(api_->moduleLoadData(&module->handle_, owned.c_str()), "loading the code object", error))

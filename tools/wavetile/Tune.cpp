@@ -74,12 +74,12 @@ int tuneCommand(const std::map<std::string, std::string> &values, bool bias) {
   std::vector<GemmTuneResult> results;
   if (!tuneGemm(*rt, shapes, options, &results, &error))
     return fail(error);
-  std::printf("%-20s %-34s %10s %6s %6s %6s\n", "M:N:K", "best (tile/stages/warps/split)", "us", "tried", "wrong",
-              "failed");
+  std::printf("%-20s %-34s %10s %6s %6s %6s %9s\n", "M:N:K", "best (tile/stages/warps/split)", "us", "tried", "wrong",
+              "failed", "compile_s");
   for (const GemmTuneResult &r : results) {
     std::string shape = std::to_string(r.shape.m) + ":" + std::to_string(r.shape.n) + ":" + std::to_string(r.shape.k);
-    std::printf("%-20s %-34s %10.2f %6d %6d %6d\n", shape.c_str(), r.best ? r.best->key().c_str() : "(none)",
-                r.microseconds, r.tried, r.wrong, r.failed);
+    std::printf("%-20s %-34s %10.2f %6d %6d %6d %9.1f\n", shape.c_str(), r.best ? r.best->key().c_str() : "(none)",
+                r.microseconds, r.tried, r.wrong, r.failed, r.compileSeconds);
     if (!r.best)
       std::printf("  every candidate was dropped; the first: %s\n", r.firstFailure.c_str());
   }

@@ -96,7 +96,8 @@ public:
   int multiprocessors() const { return multiprocessors_; }
 
   /// Loads a code object (PTX text or an hsaco) whose kernels `manifest` describes; every
-  /// kernel in the manifest must be in it. The manifest's target must be the device's.
+  /// kernel in the manifest must be in it. The manifest's target must be the device's. Any
+  /// thread may load (the device's context is made current in it).
   std::unique_ptr<LoadedModule> load(std::string_view image, ModuleManifest manifest, std::string *error) const;
 
   void *allocate(size_t bytes, std::string *error) const;

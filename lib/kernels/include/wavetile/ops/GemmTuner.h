@@ -28,6 +28,7 @@ struct GemmTuneOptions {
   std::vector<GemmConfig> candidates; // empty: gemmCandidates(shape, input)
   int warmup = 2, repetitions = 10;
   uint64_t seed = 1;
+  unsigned compileThreads = 0; // candidates compile ahead on this many threads (0: one per hardware thread)
 };
 
 struct GemmTuneResult {
@@ -36,6 +37,7 @@ struct GemmTuneResult {
   double microseconds = 0;
   int tried = 0, wrong = 0, failed = 0;
   std::string firstFailure; // why the first dropped candidate was dropped
+  double compileSeconds = 0; // compiling the candidates ahead, all threads together (wall time)
 };
 
 /// The candidates the tuner sweeps for a shape: decode-sized M (≤ 64) narrow tiles through

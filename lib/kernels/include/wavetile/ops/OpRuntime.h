@@ -84,6 +84,13 @@ public:
   bool launch(const std::string &specialization, const Builder &build, std::string_view kernel,
               std::array<uint32_t, 3> grid, const NamedArgs &args, std::string *error);
 
+  /// Compiles and loads ahead, on up to `threads` threads (0: one per hardware thread), the
+  /// kernels that `calls` would launch and that are not loaded yet; returns how many it
+  /// loaded. While `calls` runs, launches only build their modules and nothing runs on the
+  /// device, so what `calls` computes is meaningless; no other thread may use the runtime
+  /// meanwhile. A kernel that fails to compile here is left to its real launch to report.
+  size_t precompile(const std::function<void()> &calls, unsigned threads = 0);
+
   /// Device memory of at least `bytes` for ops that pass data between their kernels, kept
   /// and reused (grown when asked for more): ops using it are ordered on `stream`.
   TensorRef workspace(size_t bytes, std::string *error);
@@ -99,11 +106,14 @@ public:
 
 private:
   OpRuntime(Device &device, std::unique_ptr<Jit> jit);
+  std::unique_ptr<LoadedModule> compileAndLoad(const Module &module, std::string *error);
   Device &device_;
   std::string target_;
   std::unique_ptr<Jit> jit_;
   mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<LoadedModule>> loaded_;
+  /// Inside precompile: the modules launches would have compiled, by specialization.
+  std::map<std::string, std::unique_ptr<Module>> *collecting_ = nullptr;
   void *workspace_ = nullptr;
   size_t workspaceBytes_ = 0;
   std::map<std::string, std::unique_ptr<TunedDispatch>> tuned_;
