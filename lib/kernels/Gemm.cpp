@@ -134,8 +134,13 @@ std::string GemmSpec::key() const {
 void wavetile::ops::fitGemmConfig(GemmSpec &spec, std::string_view target) {
   spec.warpSize = OpRuntime::warpSizeOf(target);
   spec.scaledMma = spec.mx && !spec.config.skinny && hasScaledMxMma(target);
-  if (spec.blockScaled)
-    spec.config.blockK = 128; // a K step is a scale block
+  if (spec.blockScaled) {
+    // A K step is a scale block. Where that is longer than asked, the ring keeps the bytes
+    // asked for (at least double-buffered): its scales' ring comes on top.
+    if (spec.config.blockK < 128 && spec.config.stages > 2)
+      spec.config.stages = std::max<int64_t>(2, spec.config.stages * spec.config.blockK / 128);
+    spec.config.blockK = 128;
+  }
   if (spec.mx) {
     // Whole bytes and scale groups; narrow tiles take K steps the 16x16x128 atom fits.
     const bool narrow = spec.config.blockM < 32 || spec.config.blockN < 32;

@@ -582,6 +582,7 @@ namespace {
 struct BlockCase {
   DType in, out;
   int64_t m, n, k, split;
+  int64_t stages = 2; // with split > 1 (or stages > 2): 16x32 tiles (32x64 with more rows)
 };
 
 class GemmBlockScaleTest : public ::testing::TestWithParam<BlockCase> {};
@@ -604,8 +605,8 @@ TEST_P(GemmBlockScaleTest, MatchesDoubleReference) {
   HostBuffer out(c.out, c.m * c.n);
   out.poison();
   std::optional<GemmConfig> config;
-  if (c.split > 1)
-    config = GemmConfig{16, 32, 128, 2, 4, c.split};
+  if (c.split > 1 || c.stages > 2)
+    config = c.m > 16 ? GemmConfig{32, 64, 128, c.stages, 4, c.split} : GemmConfig{16, 32, 128, c.stages, 4, c.split};
   ASSERT_TRUE(gemm_a8w8_blockscale(*host.runtime, TensorRef::contiguous(out.data(), c.out, {c.m, c.n}),
                                    TensorRef::contiguous(x.data(), c.in, {c.m, c.k}),
                                    TensorRef::contiguous(w.data(), c.in, {c.n, c.k}),
@@ -638,12 +639,18 @@ TEST_P(GemmBlockScaleTest, MatchesDoubleReference) {
 INSTANTIATE_TEST_SUITE_P(Host, GemmBlockScaleTest,
                          ::testing::Values(BlockCase{DType::f8E4M3FN, DType::bf16, 5, 200, 300, 1},
                                            BlockCase{DType::f8E4M3FNUZ, DType::f32, 3, 130, 512, 2},
-                                           BlockCase{DType::f8E4M3FN, DType::f16, 70, 64, 128, 1}),
+                                           BlockCase{DType::f8E4M3FN, DType::f16, 70, 64, 128, 1},
+                                           // Deeper rings: the scales prefetched with the operands
+                                           // and broadcast into the accumulator's layout from the
+                                           // ring; tails in M, N and K (70x64x128 above: wgmma on
+                                           // sm_90a with a 2-deep ring)
+                                           BlockCase{DType::f8E4M3FN, DType::bf16, 70, 200, 700, 1, 3},
+                                           BlockCase{DType::f8E4M3FN, DType::f32, 9, 130, 600, 2, 4}),
                          [](const auto &info) {
                            const BlockCase &c = info.param;
                            return std::string(dsl::dtypeName(c.in)) + "_to_" + dsl::dtypeName(c.out) + "_" +
                                   std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
-                                  "_split" + std::to_string(c.split);
+                                  "_split" + std::to_string(c.split) + "_stages" + std::to_string(c.stages);
                          });
 
 TEST(GemmBlockScaleOp, RefusesMisshapenScales) {

@@ -887,6 +887,20 @@ Value move(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTil
   return fromElements(b, loc, out.vectorType, elements);
 }
 
+/// The shared load whose tile `op` broadcasts, when each thread reads the elements its
+/// result registers repeat straight from that shared tile: the threads do not hold them
+/// already, and nothing in between may write the tile.
+SharedLoadOp broadcastFromShared(BroadcastOp op) {
+  auto load = op.getSource().getDefiningOp<SharedLoadOp>();
+  if (!load || load->getBlock() != op->getBlock() ||
+      registerLocalMap(threadTile(load.getType()), threadTile(op.getType()), Movement{Movement::Kind::Broadcast, {}}))
+    return {};
+  for (Operation *between = load->getNextNode(); between != op.getOperation(); between = between->getNextNode())
+    if (isa<SharedStoreOp, AsyncCopyOp, AsyncWaitOp, BarrierOp>(between) || between->getNumRegions())
+      return {};
+  return load;
+}
+
 /// Scratch bytes a movement needs (0 when it stays in registers).
 int64_t movementScratch(RankedTensorType in, RankedTensorType out, const Movement &m) {
   if (registerLocalMap(threadTile(in), threadTile(out), m))
@@ -989,8 +1003,25 @@ struct MovementLowering : GpuPattern<Op> {
   using GpuPattern<Op>::GpuPattern;
   LogicalResult matchAndRewrite(Op op, typename Op::Adaptor adaptor, ConversionPatternRewriter &rw) const override {
     ThreadTile in = threadTile(op.getSource().getType()), out = threadTile(op.getType());
+    if constexpr (std::is_same_v<Op, BroadcastOp>)
+      if (SharedLoadOp load = broadcastFromShared(op)) {
+        rw.replaceOp(op, broadcastRead(rw, op.getLoc(), load, rw.getRemappedValue(load.getSource()), out));
+        return success();
+      }
     rw.replaceOp(op, move(rw, op.getLoc(), this->ctx, in, adaptor.getSource(), out, movementOf(op)));
     return success();
+  }
+
+  /// Each register of `out` read from where its element lies in the shared tile `load` reads.
+  Value broadcastRead(OpBuilder &b, Location loc, SharedLoadOp load, Value view, const ThreadTile &out) const {
+    SharedType type = load.getSource().getType();
+    Movement m{Movement::Kind::Broadcast, {}};
+    SmallVector<Value> elements;
+    for (const SmallVector<Value> &coords : coordinates(b, loc, this->ctx, out)) {
+      SmallVector<Value> in = m.inputCoords<Value>(coords, type.getShape(), [&] { return i32Const(b, loc, 0); });
+      elements.push_back(loadShared(b, loc, view, sharedIndex(b, loc, type, in), type.getElementType()));
+    }
+    return fromElements(b, loc, out.vectorType, elements);
   }
 };
 
@@ -2820,6 +2851,8 @@ struct GpuTypeConverter : TypeConverter {
 /// Scratch bytes an op's lowering uses (0 for most ops). The scratch holds data only while
 /// the op runs.
 int64_t scratchNeed(Operation *op) {
+  if (auto broadcast = dyn_cast<BroadcastOp>(op); broadcast && broadcastFromShared(broadcast))
+    return 0;
   if (isa<ConvertLayoutOp, ExpandDimsOp, BroadcastOp, ReshapeOp, TransOp>(op))
     return movementScratch(cast<RankedTensorType>(op->getOperand(0).getType()),
                            cast<RankedTensorType>(op->getResult(0).getType()), movementOf(op));

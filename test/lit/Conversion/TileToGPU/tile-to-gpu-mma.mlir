@@ -64,3 +64,13 @@
 // CDNA4:         %[[B:.*]] = vector.bitcast %[[WORDS]] : vector<4xi32> to vector<32xf4E2M1FN>
 // CDNA4:         amdgpu.scaled_mfma 32x32x64 (%{{.*}}[0] * %{{.*}}) * (%{{.*}}[0] * %[[B]]) + %{{.*}} : f8E8M0FNU, vector<32xf8E4M3FN>, f8E8M0FNU, vector<32xf4E2M1FN>, vector<16xf32>
 // CDNA4-NOT:     amdgpu.scaled_mfma
+
+// Block scales broadcast from the shared tiles they were read from: each thread loads the rows
+// and columns its accumulator registers hold (4 of each per thread), no barrier, no scratch.
+// SM90-LABEL:    gpu.func @block_scaled_sum
+// SM90-NOT:        gpu.barrier
+// SM90:            nvvm.mma.sync
+// SM90-COUNT-4:    memref.load %arg2[
+// SM90-COUNT-4:    memref.load %arg3[
+// SM90-NOT:        gpu.barrier
+// SM90:            gpu.return

@@ -62,6 +62,7 @@ public:
                                                                scaled.getBScale()};
         Value acc = dot ? dot.getAcc() : scaled.getAcc();
         if (MmaLayoutAttr mma = chooseMma(operands[0], operands[1], acc, /*blockScaled=*/bool(scaled))) {
+          dotLayouts[op] = mma;
           startAccumulator(acc, mma);
           for (auto [index, operand] : llvm::enumerate(operands)) {
             loadOperandDirectly(operand, DotOperandLayoutAttr::get(context, unsigned(index), mma));
@@ -78,6 +79,7 @@ public:
                           << dot.getA().getType() << " x " << dot.getB().getType() << " with " << numWarps << " warps";
         return WalkResult::interrupt();
       }
+      dotLayouts[dot] = mma;
       startAccumulator(dot.getAcc(), mma);
       desired.try_emplace(dot.getResult(), mma);
       return WalkResult::advance();
@@ -220,8 +222,42 @@ private:
       desired.try_emplace(broadcast.getResult(), layout);
       return;
     }
+    // A loaded row or column broadcast into arithmetic with a dot's result (scales applied
+    // to a block's sum) is broadcast straight into the dot's layout: each thread gathers the
+    // elements its accumulator registers need (from the shared tile itself when the row was
+    // read from shared memory) instead of the whole tile changing layout.
+    MmaLayoutAttr mma = mmaLayoutMeeting(broadcast.getResult());
     if (desireLoadedChain(source, sourceLayout))
-      desired.try_emplace(broadcast.getResult(), layout);
+      desired.try_emplace(broadcast.getResult(), mma ? Attribute(mma) : layout);
+  }
+
+  /// The MMA layout of a dot result that `v` meets in an elementwise op (through other
+  /// elementwise ops computed from that result), or null.
+  MmaLayoutAttr mmaLayoutMeeting(Value v) {
+    for (Operation *user : v.getUsers()) {
+      if (!user->hasTrait<OpTrait::Elementwise>())
+        continue;
+      for (Value other : user->getOperands())
+        if (other != v)
+          if (MmaLayoutAttr mma = dotLayoutReaching(other, /*depth=*/4))
+            return mma;
+    }
+    return {};
+  }
+
+  /// The MMA layout of the dot whose result `v` is, or is computed elementwise from.
+  MmaLayoutAttr dotLayoutReaching(Value v, int depth) {
+    Operation *def = v.getDefiningOp();
+    if (!def || depth < 0)
+      return {};
+    if (isa<DotOp, ScaledDotOp, SharedDotOp>(def))
+      return dotLayouts.lookup(def);
+    if (!def->hasTrait<OpTrait::Elementwise>())
+      return {};
+    for (Value operand : def->getOperands())
+      if (MmaLayoutAttr mma = dotLayoutReaching(operand, depth - 1))
+        return mma;
+    return {};
   }
 
   /// Records `layout` for `v` and the elementwise computation that makes it from loads
@@ -833,6 +869,7 @@ private:
   DenseMap<Operation *, bool> indexComputation;
   SmallVector<SmallVector<Operation *>> copies; // each index computation and its copies
   DenseMap<Value, Attribute> desired;
+  DenseMap<Operation *, MmaLayoutAttr> dotLayouts; // the layout chosen for each dot's result
 };
 
 struct TileAssignLayouts : wavetile::tile::impl::TileAssignLayoutsBase<TileAssignLayouts> {

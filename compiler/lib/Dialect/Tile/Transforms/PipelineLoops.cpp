@@ -1,8 +1,9 @@
 //===- PipelineLoops.cpp - multi-buffered prefetch of K-loop operands ------===//
 //
-// In a loop whose dot operands are loaded from global memory, the loads of iteration k+S-1
-// are issued as async copies into an S-deep ring of shared buffers while iteration k
-// multiplies the tiles that arrived in its own slot. The copies' addresses and masks are
+// In a loop with a dot (a K loop), the global loads of iteration k+S-1 (the dot's operands,
+// and anything else it reads, such as the scales of a block-scaled product) are issued as
+// async copies into an S-deep ring of shared buffers while iteration k multiplies the tiles
+// that arrived in its own slot. The copies' addresses and masks are
 // recomputed from the induction variable, so only loads whose operands depend on nothing
 // else in the loop qualify. Copies for iterations past the end are masked off entirely.
 // Buffer loads copy from the same view, which keeps their range check.
@@ -54,18 +55,6 @@ bool computableFromInductionVariable(scf::ForOp loop, Value value, llvm::SetVect
       return false;
   ops.insert(def);
   return true;
-}
-
-/// Whether `value` reaches an operand of a dot through ops that only transform it.
-bool feedsDot(Value value) {
-  for (Operation *user : value.getUsers()) {
-    if (isa<DotOp, ScaledDotOp>(user))
-      return true;
-    if (user->getNumResults() == 1 && isMemoryEffectFree(user) && !user->getNumRegions() &&
-        feedsDot(user->getResult(0)))
-      return true;
-  }
-  return false;
 }
 
 std::optional<PrefetchedLoad> asPrefetch(Operation *op) {
@@ -160,6 +149,9 @@ private:
   }
 
   bool collect() {
+    // Loads whose latency a K loop would wait on every iteration; others stay in registers.
+    if (llvm::none_of(loop.getBody()->without_terminator(), [](Operation &op) { return isa<DotOp, ScaledDotOp>(op); }))
+      return false;
     // Prefetching moves loads ahead of the loop's other memory effects: only loops that
     // write no memory and manage no shared memory themselves qualify.
     for (Operation &op : loop.getBody()->without_terminator()) {
@@ -168,7 +160,7 @@ private:
           op.getNumRegions())
         return false;
       auto prefetch = asPrefetch(&op);
-      if (!prefetch || !feedsDot(op.getResult(0)))
+      if (!prefetch)
         continue;
       auto type = cast<RankedTensorType>(op.getResult(0).getType());
       if (type.getRank() < 1)

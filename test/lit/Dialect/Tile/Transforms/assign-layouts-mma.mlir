@@ -249,3 +249,32 @@ func.func @mx_operands_decoded_in_place(%sx: !tile.shared<16x16xi8>, %ssx: !tile
   "test.use"(%r) : (tensor<16x32xf32>) -> ()
   return
 }
+
+// Block scales (gemm_a8w8_blockscale): a column of X's scales and a row of W's, read from
+// the pipeline's ring, are broadcast straight into the accumulator's layout to scale the
+// block's sum; nothing changes layout through shared memory.
+// SM90-LABEL:  func.func @block_scaled_sum
+// SM90-NOT:      tile.convert_layout
+// SM90:          %[[SUM:.*]] = tile.dot {{.*}} -> tensor<16x32xf32, #[[MXMMA]]>
+// SM90:          %[[XS:.*]] = tile.shared_load %{{.*}} -> tensor<16x1xf32, #{{blocked[0-9]*}}>
+// SM90:          %[[XW:.*]] = tile.broadcast %[[XS]] : {{.*}} -> tensor<16x32xf32, #[[MXMMA]]>
+// SM90:          %[[P:.*]] = arith.mulf %[[SUM]], %[[XW]] : tensor<16x32xf32, #[[MXMMA]]>
+// SM90:          %[[WS:.*]] = tile.shared_load %{{.*}} -> tensor<1x32xf32, #{{blocked[0-9]*}}>
+// SM90:          %[[WW:.*]] = tile.broadcast %[[WS]] : {{.*}} -> tensor<16x32xf32, #[[MXMMA]]>
+// SM90:          arith.mulf %[[P]], %[[WW]] : tensor<16x32xf32, #[[MXMMA]]>
+// SM90-NOT:      tile.convert_layout
+func.func @block_scaled_sum(%sx: !tile.shared<16x16xbf16>, %sw: !tile.shared<16x32xbf16>, %ssx: !tile.shared<16x1xf32>, %ssw: !tile.shared<1x32xf32>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %zero = arith.constant 0.0 : f32
+  %acc = tile.splat %zero : f32 -> tensor<16x32xf32>
+  %x = tile.shared_load %sx : !tile.shared<16x16xbf16> -> tensor<16x16xbf16>
+  %w = tile.shared_load %sw : !tile.shared<16x32xbf16> -> tensor<16x32xbf16>
+  %sum = tile.dot %x, %w, %acc : tensor<16x16xbf16>, tensor<16x32xbf16>, tensor<16x32xf32> -> tensor<16x32xf32>
+  %xs = tile.shared_load %ssx : !tile.shared<16x1xf32> -> tensor<16x1xf32>
+  %xw = tile.broadcast %xs : tensor<16x1xf32> -> tensor<16x32xf32>
+  %p = arith.mulf %sum, %xw : tensor<16x32xf32>
+  %ws = tile.shared_load %ssw : !tile.shared<1x32xf32> -> tensor<1x32xf32>
+  %ww = tile.broadcast %ws : tensor<1x32xf32> -> tensor<16x32xf32>
+  %r = arith.mulf %p, %ww : tensor<16x32xf32>
+  "test.use"(%r) : (tensor<16x32xf32>) -> ()
+  return
+}

@@ -261,3 +261,68 @@ func.func @zero_other(%p: !tile.ptr<bf16>, %k: i32)
   "test.use"(%r) : (tensor<16x16xf32>) -> ()
   return
 }
+
+// -----
+
+// Block scales: a load the dot does not read (a column of scales for the block's sum) is
+// prefetched through a ring of its own, as the operand is; a loop without a dot is left as
+// written.
+// CHECK-LABEL: func.func @block_scales
+// CHECK-DAG:     tile.shared_alloc : !tile.shared<3x16x16xbf16>
+// CHECK-DAG:     tile.shared_alloc : !tile.shared<3x16x1xf32>
+// CHECK:         scf.for
+// CHECK-COUNT-2:   tile.async_copy
+// CHECK-NOT:       tile.load
+// CHECK:           %[[T:.*]] = tile.shared_load %{{.*}} : !tile.shared<16x16xbf16> -> tensor<16x16xbf16>
+// CHECK:           %[[D:.*]] = tile.dot %[[T]], %[[T]]
+// CHECK:           %[[S:.*]] = tile.shared_load %{{.*}} : !tile.shared<16x1xf32> -> tensor<16x1xf32>
+// CHECK:           %[[B:.*]] = tile.broadcast %[[S]]
+// CHECK:           arith.mulf %[[D]], %[[B]]
+// CHECK-LABEL: func.func @no_dot
+// CHECK-NOT:     tile.async_copy
+// CHECK-NOT:     tile.shared_alloc
+// CHECK:         tile.load
+func.func @block_scales(%p: !tile.ptr<bf16>, %s: !tile.ptr<f32>, %k: i32)
+    attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32} {
+  %zero = arith.constant 0.0 : f32
+  %acc0 = tile.splat %zero : f32 -> tensor<16x16xf32>
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant 16 : i32
+  %o = tile.arange 0 to 256 : tensor<256xi32>
+  %o2 = tile.reshape %o : tensor<256xi32> -> tensor<16x16xi32>
+  %rows = tile.arange 0 to 16 : tensor<16xi32>
+  %rows2 = tile.expand_dims %rows axis = 1 : tensor<16xi32> -> tensor<16x1xi32>
+  %r = scf.for %i = %c0 to %k step %c16 iter_args(%acc = %acc0) -> (tensor<16x16xf32>) : i32 {
+    %is = tile.splat %i : i32 -> tensor<16x16xi32>
+    %off = arith.addi %o2, %is : tensor<16x16xi32>
+    %t = tile.load %p[%off] : !tile.ptr<bf16>[tensor<16x16xi32>] -> tensor<16x16xbf16>
+    %d = tile.dot %t, %t, %acc0 : tensor<16x16xbf16>, tensor<16x16xbf16>, tensor<16x16xf32> -> tensor<16x16xf32>
+    %block = tile.splat %i : i32 -> tensor<16x1xi32>
+    %soff = arith.addi %rows2, %block : tensor<16x1xi32>
+    %scale = tile.load %s[%soff] : !tile.ptr<f32>[tensor<16x1xi32>] -> tensor<16x1xf32>
+    %wide = tile.broadcast %scale : tensor<16x1xf32> -> tensor<16x16xf32>
+    %scaled = arith.mulf %d, %wide : tensor<16x16xf32>
+    %sum = arith.addf %acc, %scaled : tensor<16x16xf32>
+    scf.yield %sum : tensor<16x16xf32>
+  }
+  "test.use"(%r) : (tensor<16x16xf32>) -> ()
+  return
+}
+
+func.func @no_dot(%s: !tile.ptr<f32>, %k: i32)
+    attributes {tile.kernel, tile.num_warps = 4 : i32, tile.num_stages = 3 : i32} {
+  %zero = arith.constant 0.0 : f32
+  %acc0 = tile.splat %zero : f32 -> tensor<16xf32>
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant 16 : i32
+  %o = tile.arange 0 to 16 : tensor<16xi32>
+  %r = scf.for %i = %c0 to %k step %c16 iter_args(%acc = %acc0) -> (tensor<16xf32>) : i32 {
+    %is = tile.splat %i : i32 -> tensor<16xi32>
+    %off = arith.addi %o, %is : tensor<16xi32>
+    %v = tile.load %s[%off] : !tile.ptr<f32>[tensor<16xi32>] -> tensor<16xf32>
+    %sum = arith.addf %acc, %v : tensor<16xf32>
+    scf.yield %sum : tensor<16xf32>
+  }
+  "test.use"(%r) : (tensor<16xf32>) -> ()
+  return
+}
