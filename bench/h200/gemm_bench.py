@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""The GEMM family (wavetile.ops.gemm_a16w16, gemm_a8w8, gemm_a8w8_bpreshuffle and gemm_a4w4) on
-an NVIDIA GPU against cuBLAS (torch.matmul), torch._scaled_mm (fp8) and Triton GEMMs written here
-(tl.dot for bf16, tl.dot_scaled for MXFP4), interleaved in one process (issue 6's benchmark).
+"""The GEMM family (wavetile.ops.gemm_a16w16, gemm_a8w8, gemm_a8w8_bpreshuffle, gemm_a8w8_blockscale
+and gemm_a4w4) on an NVIDIA GPU against cuBLAS (torch.matmul), torch._scaled_mm (fp8, per-tensor,
+per-token and blockwise) and Triton GEMMs written here (tl.dot for bf16 and block-scaled fp8,
+tl.dot_scaled for MXFP4), interleaved in one process (issue 6's benchmark).
 Numerics first (against an fp32 torch product), then device time per call (CUDA-graph replays
 over rotating inputs, bench/h200/ops_bench.py's method). Decode shapes use Llama-3-70B and
 DeepSeek-V3 layer sizes. With WAVETILE_TUNED_DIR set, the ops read the tables there;
 TUNE=DTYPE:SET[,...] (DTYPE bf16, fp8, blockscale or a4w4, SET decode, large or shapes MxNxK joined by '+') first
 tunes those shapes (wavetile.ops.tune_gemm, as `wavetile tune` does) into that directory.
-GEMMS=bf16,fp8,a4w4 picks the dtypes benchmarked, SHAPES=decode,large,MxNxK,... the shapes
+GEMMS=bf16,fp8,blockscale,a4w4 picks the dtypes benchmarked, SHAPES=decode,large,MxNxK,... the shapes
 (A4W4_SWEEP=1: gemm_a4w4 also sweeps decode configurations); RESULT names the report
 ($OUT/$RESULT.md and .json).
 
@@ -81,6 +82,17 @@ def check(name, got, ref, tolerance, magnitude=None):
     return err, ok
 
 
+def time_peer(name, fn, batches, ref, magnitude):
+    """A peer's largest error against `ref` (relative to `magnitude`; reported, not counted as
+    ours) and its time; NaN for both where the peer refuses the shape."""
+    try:
+        err = ((fn(*batches[0]).float() - ref).abs() / magnitude.clamp(min=1.0)).max().item()
+        return err, b.graph_time(fn, batches)
+    except Exception as e:  # the peer's own limits: reported, not ours
+        print(f"{name}: {type(e).__name__}: {str(e)[:300]}")
+        return float("nan"), float("nan")
+
+
 def start_table(title, columns):
     """Reports a table's heading and header; returns a freshly seeded generator for its inputs."""
     b.report(f"## {title}")
@@ -148,6 +160,103 @@ def bench_fp8(shapes):
         b.report(f"| {m} | {n} | {k} | {t_ours:.2f} | {2 * m * n * k / t_ours / 1e6:.1f} | {n * k / t_ours / 1e6:.2f} | "
                  f"{t_theirs:.2f} | {t_theirs / t_ours:.2f} | {err:.1e}{'' if ok else ' FAIL'} | "
                  f"{t_shuffled:.2f} | {err_shuffled:.1e}{'' if ok_shuffled else ' FAIL'} |")
+        save()
+    b.report("")
+
+
+@triton.autotune(configs=[triton.Config({"BM": bm, "BN": bn}, num_stages=s, num_warps=w)
+                          for bm, bn, s, w in [(16, 64, 4, 4), (16, 128, 3, 4), (32, 64, 4, 4), (64, 128, 3, 4),
+                                               (128, 128, 3, 8)]],
+                 key=["M", "N", "K"])
+@triton.jit
+def _triton_blockscale_gemm(x, w, xs, ws, out, M, N, K, BM: tl.constexpr, BN: tl.constexpr):
+    """DeepSeek-style block scales, as vLLM's and AITER's Triton kernels: one 128-wide scale
+    block per K step, its product scaled into the f32 sum."""
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    rows = pm * BM + tl.arange(0, BM)
+    cols = pn * BN + tl.arange(0, BN)
+    blocks = tl.cdiv(K, 128)
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for kb in range(0, blocks):
+        ks = kb * 128 + tl.arange(0, 128)
+        a = tl.load(x + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
+        bt = tl.load(w + cols[None, :] * K + ks[:, None], mask=(cols[None, :] < N) & (ks[:, None] < K), other=0.0)
+        sa = tl.load(xs + rows * blocks + kb, mask=rows < M, other=0.0)
+        sb = tl.load(ws + (cols // 128) * blocks + kb, mask=cols < N, other=0.0)
+        acc += tl.dot(a, bt) * sa[:, None] * sb[None, :]
+    tl.store(out + rows[:, None] * N + cols[None, :], acc.to(out.dtype.element_ty),
+             mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+def triton_blockscale_gemm(x, w, xs, ws):
+    m, k = x.shape
+    n = w.shape[0]
+    out = torch.empty(m, n, device=x.device, dtype=torch.bfloat16)
+    _triton_blockscale_gemm[lambda meta: (triton.cdiv(m, meta["BM"]), triton.cdiv(n, meta["BN"]))](
+        x, w, xs, ws, out, m, n, k)
+    return out
+
+
+def blockscale_case(m, n, k, g):
+    """fp8 codes with f32 scales per 1x128 of X and per 128x128 of W."""
+    kb = (k + 127) // 128
+    return ((torch.randn(m, k, device="cuda", generator=g) * 2).to(torch.float8_e4m3fn),
+            (torch.randn(n, k, device="cuda", generator=g) * 2).to(torch.float8_e4m3fn),
+            torch.rand(m, kb, device="cuda", generator=g) / 50 + 1e-3,
+            torch.rand((n + 127) // 128, kb, device="cuda", generator=g) / 50 + 1e-3)
+
+
+def blockscale_dequantize(x, w, xs, ws):
+    m, k = x.shape
+    n = w.shape[0]
+    xd = x.float() * xs.repeat_interleave(128, dim=1)[:, :k]
+    wd = w.float() * ws.repeat_interleave(128, dim=0)[:n].repeat_interleave(128, dim=1)[:, :k]
+    return xd, wd
+
+
+def cublas_blockscale(x, w, xs_outer, ws_t):
+    """torch._scaled_mm with DeepSeek-style scales (cuBLAS's 1x128 by 128x128 block scaling):
+    X's scales outer-dim-major, W's as [K/128, N/128]."""
+    return torch._scaled_mm(x, w.t(), scale_a=xs_outer, scale_b=ws_t, out_dtype=torch.bfloat16)
+
+
+def bench_blockscale(shapes):
+    """gemm_a8w8_blockscale against the Triton kernel above and, where torch takes block scales,
+    torch._scaled_mm's blockwise path (cuBLAS); per-tensor _scaled_mm on the same codes for scale
+    (the same bytes without the per-block scaling)."""
+    g = start_table("gemm_a8w8_blockscale (fp8 e4m3fn, f32 scales per 1x128 of X and 128x128 of W → bf16)",
+                    ["M", "N", "K", "wavetile µs", "TFLOP/s", "W TB/s", "Triton µs", "vs Triton",
+                     "_scaled_mm blockwise µs", "vs it", "_scaled_mm per-tensor µs", "max err", "Triton max err"])
+    for m, n, k in shapes:
+        batches = [blockscale_case(m, n, k, g) for _ in range(2 if m * k + n * k > (32 << 20) else 8)]
+        x, w, xs, ws = batches[0]
+        xd, wd = blockscale_dequantize(x, w, xs, ws)
+        ref, magnitude = xd @ wd.t(), xd.abs() @ wd.abs().t()
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        err, ok = check("gemm_a8w8_blockscale", ops.gemm_a8w8_blockscale(x, w, xs, ws, out=out), ref, 1e-2, magnitude)
+        t_ours = b.graph_time(ops.gemm_a8w8_blockscale, batches)
+        err_triton, t_triton = time_peer(f"triton blockscale {m}x{n}x{k}", triton_blockscale_gemm, batches, ref,
+                                         magnitude)
+        blockwise = [(x, w, xs.t().contiguous().t(), ws.t()) for x, w, xs, ws in batches]
+        try:
+            got = cublas_blockscale(*blockwise[0]).float()
+            err_cublas = ((got - ref).abs() / magnitude.clamp(min=1.0)).max().item()
+            t_cublas = b.graph_time(cublas_blockscale, blockwise) if err_cublas <= 1e-2 else float("nan")
+            if err_cublas > 1e-2:
+                print(f"_scaled_mm blockwise {m}x{n}x{k}: max err {err_cublas:.1e}, not timed")
+        except RuntimeError as e:  # torch's own shape and layout rules
+            print(f"_scaled_mm blockwise {m}x{n}x{k}: {str(e)[:300]}")
+            t_cublas = float("nan")
+        one = torch.tensor(1.0, device="cuda")
+        t_tensor = b.graph_time(lambda x, w, xs, ws: torch._scaled_mm(x, w.t(), scale_a=one, scale_b=one,
+                                                                       out_dtype=torch.bfloat16), batches)
+        b.results.append({"op": "gemm_a8w8_blockscale", "M": m, "N": n, "K": k, "wavetile_us": t_ours,
+                          "triton_us": t_triton, "scaled_mm_blockwise_us": t_cublas,
+                          "scaled_mm_per_tensor_us": t_tensor, "max_err": err, "ok": ok,
+                          "triton_max_err": err_triton})
+        b.report(f"| {m} | {n} | {k} | {t_ours:.2f} | {2 * m * n * k / t_ours / 1e6:.1f} | {n * k / t_ours / 1e6:.2f} | "
+                 f"{t_triton:.2f} | {t_triton / t_ours:.2f} | {t_cublas:.2f} | {t_cublas / t_ours:.2f} | "
+                 f"{t_tensor:.2f} | {err:.1e}{'' if ok else ' FAIL'} | {err_triton:.1e} |")
         save()
     b.report("")
 
@@ -260,13 +369,7 @@ def bench_a4w4(shapes):
             t = b.graph_time(lambda *a: ops.gemm_a4w4(*a, config=config), batches)
             if not t >= t_best:
                 best, t_best = config, t
-        try:
-            got = triton_mx_gemm(x, w, xs, ws).float()
-            err_triton = ((got - ref).abs() / magnitude.clamp(min=1.0)).max().item()  # a peer: not counted
-            t_triton = b.graph_time(triton_mx_gemm, batches)
-        except Exception as e:  # Triton's own limits: reported, not ours
-            print(f"triton dot_scaled {m}x{n}x{k}: {type(e).__name__}: {str(e)[:300]}")
-            err_triton, t_triton = float("nan"), float("nan")
+        err_triton, t_triton = time_peer(f"triton dot_scaled {m}x{n}x{k}", triton_mx_gemm, batches, ref, magnitude)
         dense = [(mx_dequantize(x, xs).to(torch.bfloat16), mx_dequantize(w, ws).to(torch.bfloat16))
                  for x, w, xs, ws in batches[:2]]
         t_cublas = b.graph_time(lambda a, bw: a @ bw.t(), dense)
@@ -292,13 +395,13 @@ def tune(requests, sets):
                     "a4w4": ("gemm_a4w4", "f4E2M1FN")}.get(dtype, ("gemm_a16w16", "bf16"))
         b.report(f"## tuned {op} ({name})")
         b.report("")
-        b.report("| M | N | K | best | µs (events) | tried | wrong | failed | s |")
-        b.report("|---|---|---|---|---|---|---|---|---|")
+        b.report("| M | N | K | best | µs (events) | tried | wrong | failed | s | of which compiling s |")
+        b.report("|---|---|---|---|---|---|---|---|---|---|")
         for shape in shapes:  # one at a time: the table keeps what a cut-short run finished
             start = time.time()
             r = ops.tune_gemm(op, [shape], dtype=name, table=os.path.join(tuned_dir, op + ".csv"))[0]
             b.report(f"| {r['M']} | {r['N']} | {r['K']} | {r['config']} | {r['us']:.2f} | {r['tried']} | "
-                     f"{r['wrong']} | {r['failed']} | {time.time() - start:.0f} |")
+                     f"{r['wrong']} | {r['failed']} | {time.time() - start:.0f} | {r['compile_s']:.0f} |")
             save()
             b.failures += r["wrong"] > 0 or r["config"] is None
             if r["first_failure"]:
@@ -356,6 +459,8 @@ def main():
         bench_bf16(shapes)
     if "fp8" in which:
         bench_fp8(shapes)
+    if "blockscale" in which:
+        bench_blockscale(shapes)
     if "a4w4" in which:
         bench_a4w4(shapes)
     b.report(f"numerics: {checks} checked, {b.failures} failed (tuned shapes with a wrong or no candidate count too)")

@@ -157,7 +157,7 @@ TEST(GemmOp, DefaultSplitsDecodeShapesOverTheMultiprocessors) {
 }
 
 TEST(GemmOp, ShippedTablesParseAndHoldValidConfigurations) {
-  for (const char *op : {"gemm_a16w16", "gemm_a8w8", "gemm_a4w4"}) {
+  for (const char *op : {"gemm_a16w16", "gemm_a8w8", "gemm_a8w8_blockscale", "gemm_a4w4"}) {
     const char *text = shippedTable(op);
     ASSERT_TRUE(text) << op;
     std::istringstream in(text);

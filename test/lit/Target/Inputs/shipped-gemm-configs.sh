@@ -15,7 +15,8 @@ needs() {
   for p in "$@"; do grep -qE -- "$p" <<<"$text" || missing+=("$p"); done
   echo "${missing[*]}"
 }
-for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv "$configs"/gemm_a4w4.csv; do
+for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv "$configs"/gemm_a8w8_blockscale.csv \
+  "$configs"/gemm_a4w4.csv; do
   op=$(basename "$table" .csv)
   # Columns: target,cu_num,M,N,K,dtype,out_dtype,bias,block_m,block_n,block_k,stages,warps,split_k,skinny,us
   # sm_90a rows are built for sm_90a; sm_90 rows for sm_90 and CDNA, and for sm_90a too where
@@ -29,9 +30,11 @@ for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv "$configs"/gemm
       config="bm=$bm:bn=$bn:bk=$bk:stages=$stages:warps=$warps:splitk=$split$([[ $skinny == 1 ]] && echo :skinny)"
       for target in $targets; do
         input=$dtype
-        [[ $op == gemm_a8w8 && $target == gfx942 ]] && input=f8E4M3FNUZ # gfx942's MFMA format
+        [[ $op == gemm_a8w8* && $target == gfx942 ]] && input=f8E4M3FNUZ # gfx942's MFMA format
         if [[ $op == gemm_a8w8 ]]; then
           spec="gemm_a8w8:$out:$k:n=$n:in=$input:token:channel:$config"
+        elif [[ $op == gemm_a8w8_blockscale ]]; then
+          spec="gemm_a8w8_blockscale:$out:$k:n=$n:in=$input:$config"
         elif [[ $op == gemm_a4w4 ]]; then
           spec="gemm_a4w4:$out:$k:n=$n:$config"
         else
@@ -58,7 +61,7 @@ for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv "$configs"/gemm
           # sm_90a: wgmma where tile-use-warpgroup-dots applies (a ring, warpgroups of 64-row
           # blocks, N a multiple of 64, 32/64/128-byte K rows, bf16 or fp8 read from shared
           # memory: not MXFP4, decoded in registers), else mma.sync.
-          bytes=$([[ $op == gemm_a8w8 ]] && echo 1 || echo 2)
+          bytes=$([[ $op == gemm_a8w8* ]] && echo 1 || echo 2)
           matrix='mma\.sync\.aligned'
           if [[ $target == sm_90a && $stages -gt 1 && $((warps % 4)) == 0 && $((bm % (16 * warps))) == 0 &&
                 $((bn % 64)) == 0 && $dtype != i8 && $op != gemm_a4w4 ]] && [[ $((bk * bytes)) =~ ^(32|64|128)$ ]]; then
@@ -73,7 +76,7 @@ for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv "$configs"/gemm
           # under 16 bytes each per K step cannot fill 128-bit loads. LDS operand reads of 128
           # bits: gfx950's bf16/fp8 MFMA fragments are that wide; gfx942's 64-bit ones are
           # read two K steps at a time.
-          bytes=$([[ $op == gemm_a8w8 ]] && echo 1 || echo 2)
+          bytes=$([[ $op == gemm_a8w8* ]] && echo 1 || echo 2)
           waves=$((warps < (bm / 16) * (bn / 16) ? warps : (bm / 16) * (bn / 16))) # as fitGemmConfig
           smaller=$((bm < bn ? bm : bn))
           if [[ $target == gfx942 && $stages -gt 1 ]]; then
