@@ -150,7 +150,7 @@ bool OpRuntime::launch(const std::string &specialization, const Builder &build, 
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = loaded_.find(specialization);
-    if (collecting_) {
+    if (collecting_ && std::this_thread::get_id() == collector_) {
       if (it == loaded_.end() && !collecting_->count(specialization)) {
         std::unique_ptr<Module> ir = build(error);
         if (!ir)
@@ -184,6 +184,7 @@ size_t OpRuntime::precompile(const std::function<void()> &calls, unsigned thread
   {
     std::lock_guard<std::mutex> lock(mutex_);
     collecting_ = &collected;
+    collector_ = std::this_thread::get_id();
   }
   struct StopCollecting {
     OpRuntime &rt;

@@ -18,6 +18,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 
 using namespace wavetile;
 using namespace wavetile::ops;
@@ -193,8 +194,9 @@ TEST(GemmOp, RefusesBadArguments) {
 }
 
 // The tuner compiles its candidates ahead on several threads: precompile loads what the calls
-// would launch (once per specialization, an invalid one left out) and runs nothing; the
-// real calls then launch those kernels without compiling again.
+// would launch (once per specialization, an invalid one left out) and runs nothing; another
+// thread's launch meanwhile runs as usual; the real calls then launch the loaded kernels
+// without compiling again.
 TEST(OpRuntime, PrecompileLoadsWhatCallsWouldLaunchWithoutRunningThem) {
   std::string error;
   wavetile::test::HostOps host;
@@ -202,43 +204,59 @@ TEST(OpRuntime, PrecompileLoadsWhatCallsWouldLaunchWithoutRunningThem) {
   const int64_t m = 5, n = 70, k = 200;
   std::mt19937 rng(std::random_device{}());
   std::uniform_real_distribution<float> value(-1, 1);
-  wavetile::test::HostBuffer x(DType::bf16, m * k), w(DType::bf16, n * k), out(DType::f32, m * n);
+  wavetile::test::HostBuffer x(DType::bf16, m * k), w(DType::bf16, n * k), out(DType::f32, m * n),
+      other(DType::f32, m * n);
   for (int64_t i = 0; i < m * k; ++i)
     x.set(i, value(rng));
   for (int64_t i = 0; i < n * k; ++i)
     w.set(i, value(rng));
   TensorRef tx = TensorRef::contiguous(x.data(), DType::bf16, {m, k});
   TensorRef tw = TensorRef::contiguous(w.data(), DType::bf16, {n, k});
-  TensorRef tout = TensorRef::contiguous(out.data(), DType::f32, {m, n});
-  const std::vector<GemmConfig> configs{{16, 32, 32, 1, 4, 1}, {16, 64, 64, 3, 4, 2}, {16, 32, 32, 1, 4, 1}};
-  out.poison();
-  bool invalidRefused = false;
-  size_t loaded = host.runtime->precompile(
-      [&] {
-        for (const GemmConfig &c : configs)
-          EXPECT_TRUE(gemm_a16w16(*host.runtime, tout, tx, tw, nullptr, &error, c)) << error;
-        invalidRefused = !gemm_a16w16(*host.runtime, tout, tx, tw, nullptr, &error, GemmConfig{24, 32, 32, 1, 4, 1});
-      },
-      2);
-  EXPECT_TRUE(invalidRefused);
-  EXPECT_EQ(loaded, 2u);
-  EXPECT_EQ(host.runtime->loadedModules(), 2u);
-  for (int64_t i = 0; i < m * n; ++i)
-    ASSERT_TRUE(std::isnan(out.get(i))) << "precompile ran a kernel: out[" << i << "] = " << out.get(i);
-  for (const GemmConfig &c : configs) {
-    out.poison();
-    ASSERT_TRUE(gemm_a16w16(*host.runtime, tout, tx, tw, nullptr, &error, c)) << error;
+  auto expectProduct = [&](const wavetile::test::HostBuffer &y, const std::string &what) {
     for (int64_t r = 0; r < m; ++r)
       for (int64_t col = 0; col < n; ++col) {
         double ref = 0, magnitude = 0;
         for (int64_t kk = 0; kk < k; ++kk) {
-          ref += double(x.get(r * k + kk)) * double(w.get(col * k + kk));
-          magnitude += std::abs(double(x.get(r * k + kk)) * double(w.get(col * k + kk)));
+          double p = double(x.get(r * k + kk)) * double(w.get(col * k + kk));
+          ref += p;
+          magnitude += std::abs(p);
         }
-        ASSERT_NEAR(out.get(r * n + col), ref, 2e-5 * magnitude + 1e-6) << c.key() << " at " << r << ", " << col;
+        ASSERT_NEAR(y.get(r * n + col), ref, 2e-5 * magnitude + 1e-6) << what << " at " << r << ", " << col;
       }
+  };
+  const std::vector<GemmConfig> configs{{16, 32, 32, 1, 4, 1}, {16, 64, 64, 3, 4, 2}, {16, 32, 32, 1, 4, 1}};
+  out.poison();
+  other.poison();
+  bool invalidRefused = false, otherRan = false;
+  size_t loaded = host.runtime->precompile(
+      [&] {
+        std::thread([&] {
+          otherRan = gemm_a16w16(*host.runtime, TensorRef::contiguous(other.data(), DType::f32, {m, n}), tx, tw,
+                                 nullptr, &error, GemmConfig{16, 32, 64, 1, 4, 1});
+        }).join();
+        for (const GemmConfig &c : configs)
+          EXPECT_TRUE(gemm_a16w16(*host.runtime, TensorRef::contiguous(out.data(), DType::f32, {m, n}), tx, tw, nullptr,
+                                  &error, c))
+              << error;
+        invalidRefused = !gemm_a16w16(*host.runtime, TensorRef::contiguous(out.data(), DType::f32, {m, n}), tx, tw,
+                                      nullptr, &error, GemmConfig{24, 32, 32, 1, 4, 1});
+      },
+      2);
+  EXPECT_TRUE(invalidRefused);
+  ASSERT_TRUE(otherRan) << error;
+  expectProduct(other, "the other thread's launch");
+  EXPECT_EQ(loaded, 2u);
+  EXPECT_EQ(host.runtime->loadedModules(), 3u);
+  for (int64_t i = 0; i < m * n; ++i)
+    ASSERT_TRUE(std::isnan(out.get(i))) << "precompile ran a kernel: out[" << i << "] = " << out.get(i);
+  for (const GemmConfig &c : configs) {
+    out.poison();
+    ASSERT_TRUE(
+        gemm_a16w16(*host.runtime, TensorRef::contiguous(out.data(), DType::f32, {m, n}), tx, tw, nullptr, &error, c))
+        << error;
+    expectProduct(out, c.key());
   }
-  EXPECT_EQ(host.runtime->loadedModules(), 2u); // nothing compiled after precompile
+  EXPECT_EQ(host.runtime->loadedModules(), 3u); // nothing compiled after precompile
 }
 
 } // namespace

@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace wavetile {
@@ -86,9 +87,9 @@ public:
 
   /// Compiles and loads ahead, on up to `threads` threads (0: one per hardware thread), the
   /// kernels that `calls` would launch and that are not loaded yet; returns how many it
-  /// loaded. While `calls` runs, launches only build their modules and nothing runs on the
-  /// device, so what `calls` computes is meaningless; no other thread may use the runtime
-  /// meanwhile. A kernel that fails to compile here is left to its real launch to report.
+  /// loaded. While `calls` runs, its launches only build their modules and nothing runs on
+  /// the device, so what `calls` computes is meaningless (other threads' launches run as
+  /// usual). A kernel that fails to compile here is left to its real launch to report.
   size_t precompile(const std::function<void()> &calls, unsigned threads = 0);
 
   /// Device memory of at least `bytes` for ops that pass data between their kernels, kept
@@ -114,6 +115,7 @@ private:
   std::map<std::string, std::unique_ptr<LoadedModule>> loaded_;
   /// Inside precompile: the modules launches would have compiled, by specialization.
   std::map<std::string, std::unique_ptr<Module>> *collecting_ = nullptr;
+  std::thread::id collector_; // the thread running precompile's calls
   void *workspace_ = nullptr;
   size_t workspaceBytes_ = 0;
   std::map<std::string, std::unique_ptr<TunedDispatch>> tuned_;
