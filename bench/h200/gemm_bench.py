@@ -420,8 +420,9 @@ def save():
 
 
 def odd_shape_numerics():
-    """Shapes with tails in M, N and K (K odd: the unaligned kernels too), both dtypes, the
-    default and a split-K configuration, outputs poisoned first."""
+    """Shapes with tails in M, N and K (K odd: the unaligned kernels too), bf16, fp8 and
+    block-scaled fp8 (both x_scale layouts), the default and a split-K configuration, outputs
+    poisoned first."""
     b.report("## odd shapes (numerics only)")
     b.report("")
     g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
@@ -437,6 +438,13 @@ def odd_shape_numerics():
         ops.gemm_a8w8(x8, w8, xs, ws, out=out)
         err, ok = check("gemm_a8w8", out, (x8.float() @ w8.float().t()) * xs * ws, 2e-2)
         b.report(f"gemm_a8w8 {m}x{n}x{k}: max rel err {err:.1e} {'ok' if ok else 'FAIL'}")
+        xb, wb, xsb, wsb = blockscale_case(m, n, k, g)
+        xd, wd = blockscale_dequantize(xb, wb, xsb, wsb)
+        for layout, scales in (("row-major", xsb), ("K-block-major", xsb.t().contiguous().t())):
+            out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+            ops.gemm_a8w8_blockscale(xb, wb, scales, wsb, out=out)
+            err, ok = check("gemm_a8w8_blockscale", out, xd @ wd.t(), 1e-2, xd.abs() @ wd.abs().t())
+            b.report(f"gemm_a8w8_blockscale {m}x{n}x{k} ({layout} x_scale): max err {err:.1e} {'ok' if ok else 'FAIL'}")
     b.report("")
 
 

@@ -30,7 +30,8 @@ const char *wavetile::ops::opCatalogHelp() {
          "gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..]"
          "[:skinny][:a16], "
          "gemm_a8w8[_bpreshuffle]:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ|i8[:token][:channel][:bias][:bm=..]...[:a16], "
-         "gemm_a8w8_blockscale:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ[:bm=..]...[:a16], gemm_a4w4:OUT:K:n=N[:bias]..., "
+         "gemm_a8w8_blockscale:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ[:xs=kmajor][:bm=..]...[:a16], "
+         "gemm_a4w4:OUT:K:n=N[:bias]..., "
          "rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]"
          "[:nope_first][:pos=i32|i64][:wide][:a16] (D the head size, F the tables' width; wide: 64 bytes "
          "per thread) (DTYPE f32, f16 or bf16; a16: "
@@ -161,6 +162,7 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     gemm.wPreshuffled = parts[0] == "gemm_a8w8_bpreshuffle";
     gemm.scaled = parts[0] == "gemm_a8w8" || gemm.wPreshuffled;
     gemm.blockScaled = parts[0] == "gemm_a8w8_blockscale";
+    gemm.xScaleKBlockMajor = gemm.blockScaled && takeFlag("xs=kmajor");
     gemm.mx = parts[0] == "gemm_a4w4";
     if (gemm.mx)
       gemm.input = DType::f4E2M1FN;

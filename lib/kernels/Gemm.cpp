@@ -126,9 +126,9 @@ std::string GemmSpec::key() const {
          (scaled ? std::string("/scales_") + (xScalePerRow ? "token" : "tensor") + "_" +
                        (wScalePerColumn ? "channel" : "tensor")
                  : "") +
-         (blockScaled ? "/blockscale" : "") + (mx ? (scaledMma ? "/mxfp4" : "/mxfp4-bf16") : "") +
-         (wPreshuffled ? "/bpreshuffle" : "") + "/" + config.key() + "/w" + std::to_string(warpSize) +
-         (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
+         (blockScaled ? (xScaleKBlockMajor ? "/blockscale_xs-kmajor" : "/blockscale") : "") +
+         (mx ? (scaledMma ? "/mxfp4" : "/mxfp4-bf16") : "") + (wPreshuffled ? "/bpreshuffle" : "") + "/" +
+         config.key() + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
 }
 
 void wavetile::ops::fitGemmConfig(GemmSpec &spec, std::string_view target) {
@@ -267,7 +267,9 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
     }
     if (spec.blockScaled) {
       const int64_t kBlocks = (spec.k + 127) / 128;
-      xBlockScale = k.tensor("x_scale", DType::f32, {Dim::dynamic(), Dim::fixed(kBlocks)}, false, reach);
+      xBlockScale = spec.xScaleKBlockMajor
+                        ? k.tensor("x_scale", DType::f32, {Dim::fixed(kBlocks), Dim::dynamic()}, false, reach)
+                        : k.tensor("x_scale", DType::f32, {Dim::dynamic(), Dim::fixed(kBlocks)}, false, reach);
       wBlockScale = k.tensor("w_scale", DType::f32, {Dim::fixed((spec.n + 127) / 128), Dim::fixed(kBlocks)}, false,
                              reach);
     }
@@ -314,7 +316,8 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
                            // One 128-column block per step: its sum scaled into the total.
                            Value block = dot(xTile, wTile, zeros({c.blockM, c.blockN}, DType::f32));
                            Value kb = k0 / 128;
-                           Value sx = load(*xBlockScale, {rows.expand(1), kb});
+                           Value sx = spec.xScaleKBlockMajor ? load(*xBlockScale, {kb, rows.expand(1)})
+                                                             : load(*xBlockScale, {rows.expand(1), kb});
                            Value sw = load(*wBlockScale, {(cols / 128).expand(0), kb});
                            return std::vector<Value>{sum[0] + block * sx * sw};
                          })[0]
@@ -535,12 +538,20 @@ bool wavetile::ops::gemm_a8w8_blockscale(OpRuntime &rt, const TensorRef &out, co
   if (!check.rows("x", x, {DType::f8E4M3FN, DType::f8E4M3FNUZ}) || !check.rows("w", w, {x.dtype}))
     return false;
   const int64_t m = x.shape[0], n = w.shape[0], blocks = (x.shape[1] + 127) / 128;
-  if (!check.shaped("x_scale", xScale, DType::f32, {m, blocks}) ||
-      !check.shaped("w_scale", wScale, DType::f32, {(n + 127) / 128, blocks}))
-    return false;
   GemmSpec spec{x.dtype, out.dtype, 0, 0};
   spec.blockScaled = true;
-  return runGemm(rt, op, spec, out, x, w, nullptr, GemmScales{xScale, wScale}, error, config);
+  // x_scale [M, K/128] either row-major or K-block-major (unit stride along M, as AITER's
+  // preshuffled-weight kernels take it): the kernel reads the latter as its transpose.
+  spec.xScaleKBlockMajor =
+      xScale.shape == std::vector<int64_t>{m, blocks} && m > 1 && blocks > 1 && xScale.strides[0] == 1;
+  TensorRef xScaleRead = xScale;
+  if (spec.xScaleKBlockMajor)
+    xScaleRead = TensorRef{xScale.data, xScale.dtype, {blocks, m}, {xScale.strides[1], 1}};
+  if (!(spec.xScaleKBlockMajor ? check.shaped("x_scale", xScaleRead, DType::f32, {blocks, m})
+                               : check.shaped("x_scale", xScale, DType::f32, {m, blocks})) ||
+      !check.shaped("w_scale", wScale, DType::f32, {(n + 127) / 128, blocks}))
+    return false;
+  return runGemm(rt, op, spec, out, x, w, nullptr, GemmScales{xScaleRead, wScale}, error, config);
 }
 
 bool wavetile::ops::gemm_a4w4(OpRuntime &rt, const TensorRef &out, const TensorRef &x, const TensorRef &w,

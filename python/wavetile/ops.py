@@ -391,7 +391,8 @@ def tune_gemm(op, shapes, dtype=None, out_dtype=None, bias=False, table=None, de
 
 
 def gemm_a8w8_blockscale(x, w, x_scale, w_scale, dtype=None, out=None):
-    """DeepSeek-style block scales: x [M, K], w [N, K] fp8; x_scale f32 [M, ceil(K/128)],
+    """DeepSeek-style block scales: x [M, K], w [N, K] fp8; x_scale f32 [M, ceil(K/128)]
+    (row-major, or K-block-major: unit stride along M, as AITER's preshuffled kernels take it),
     w_scale f32 [ceil(N/128), ceil(K/128)]; out [M, N] bf16 (default), f16 or float32."""
     if out is None:  # bf16 by default; numpy has none: float32
         out = _empty(x, (x.shape[0], w.shape[0]), lambda mod: dtype or getattr(mod, "bfloat16", mod.float32))

@@ -601,6 +601,7 @@ struct BlockCase {
   DType in, out;
   int64_t m, n, k, split;
   int64_t stages = 2; // with split > 1 (or stages > 2): 16x32 tiles (32x64 with more rows)
+  bool xScaleKBlockMajor = false; // x_scale [M, K/128] stored with unit stride along M
 };
 
 class GemmBlockScaleTest : public ::testing::TestWithParam<BlockCase> {};
@@ -622,13 +623,18 @@ TEST_P(GemmBlockScaleTest, MatchesDoubleReference) {
     s = scale(rng);
   HostBuffer out(c.out, c.m * c.n);
   out.poison();
+  std::vector<float> kBlockMajor(c.m * kb); // xs[r, b] at b * M + r
+  for (int64_t r = 0; r < c.m; ++r)
+    for (int64_t b = 0; b < kb; ++b)
+      kBlockMajor[b * c.m + r] = xs[r * kb + b];
+  TensorRef xScale = c.xScaleKBlockMajor ? TensorRef{kBlockMajor.data(), DType::f32, {c.m, kb}, {1, c.m}}
+                                         : TensorRef::contiguous(xs.data(), DType::f32, {c.m, kb});
   std::optional<GemmConfig> config;
   if (c.split > 1 || c.stages > 2)
     config = c.m > 16 ? GemmConfig{32, 64, 128, c.stages, 4, c.split} : GemmConfig{16, 32, 128, c.stages, 4, c.split};
   ASSERT_TRUE(gemm_a8w8_blockscale(*host.runtime, TensorRef::contiguous(out.data(), c.out, {c.m, c.n}),
                                    TensorRef::contiguous(x.data(), c.in, {c.m, c.k}),
-                                   TensorRef::contiguous(w.data(), c.in, {c.n, c.k}),
-                                   TensorRef::contiguous(xs.data(), DType::f32, {c.m, kb}),
+                                   TensorRef::contiguous(w.data(), c.in, {c.n, c.k}), xScale,
                                    TensorRef::contiguous(ws.data(), DType::f32, {nb, kb}), &error, config))
       << error;
   int64_t bad = 0;
@@ -663,12 +669,16 @@ INSTANTIATE_TEST_SUITE_P(Host, GemmBlockScaleTest,
                                            // ring; tails in M, N and K (70x64x128 above: wgmma on
                                            // sm_90a with a 2-deep ring)
                                            BlockCase{DType::f8E4M3FN, DType::bf16, 70, 200, 700, 1, 3},
-                                           BlockCase{DType::f8E4M3FN, DType::f32, 9, 130, 600, 2, 4}),
+                                           BlockCase{DType::f8E4M3FN, DType::f32, 9, 130, 600, 2, 4},
+                                           // AITER's K-block-major x_scale, default and ring
+                                           BlockCase{DType::f8E4M3FN, DType::bf16, 5, 200, 300, 1, 2, true},
+                                           BlockCase{DType::f8E4M3FNUZ, DType::f16, 70, 200, 700, 1, 3, true}),
                          [](const auto &info) {
                            const BlockCase &c = info.param;
                            return std::string(dsl::dtypeName(c.in)) + "_to_" + dsl::dtypeName(c.out) + "_" +
                                   std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
-                                  "_split" + std::to_string(c.split) + "_stages" + std::to_string(c.stages);
+                                  "_split" + std::to_string(c.split) + "_stages" + std::to_string(c.stages) +
+                                  (c.xScaleKBlockMajor ? "_xs_kmajor" : "");
                          });
 
 TEST(GemmBlockScaleOp, RefusesMisshapenScales) {
@@ -684,6 +694,13 @@ TEST(GemmBlockScaleOp, RefusesMisshapenScales) {
                            TensorRef::contiguous(a.data(), DType::f32, {4, 1}),
                            TensorRef::contiguous(a.data(), DType::f32, {1, 2}), &error),
       error, "'x_scale' has shape [4, 1]; expected [4, 2]");
+  // Neither row-major nor K-block-major.
+  wavetile::test::expectRefused(gemm_a8w8_blockscale(*host.runtime, TensorRef::contiguous(a.data(), DType::f32, {4, 8}),
+                                                     TensorRef::contiguous(q.data(), DType::f8E4M3FN, {4, 256}),
+                                                     TensorRef::contiguous(q.data(), DType::f8E4M3FN, {8, 256}),
+                                                     TensorRef{a.data(), DType::f32, {4, 2}, {3, 2}},
+                                                     TensorRef::contiguous(a.data(), DType::f32, {1, 2}), &error),
+                                error, "'x_scale' must have unit stride along its last dimension, got strides [3, 2]");
 }
 
 } // namespace

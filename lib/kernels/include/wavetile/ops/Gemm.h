@@ -91,6 +91,7 @@ struct GemmSpec {
   bool bias = false;
   bool scaled = false;                                  // gemm_a8w8: x_scale, w_scale
   bool blockScaled = false;                             // gemm_a8w8_blockscale
+  bool xScaleKBlockMajor = false; // its x_scale stored [K/128, M] (AITER's bpreshuffle layout), else [M, K/128]
   bool mx = false; // gemm_a4w4: x, w packed fp4 (k counts elements), e8m0 scales per 32
   // gemm_a4w4 on a target with a block-scaled MMA (gfx950), not skinny; elsewhere the kernel
   // dequantizes both operands in registers and multiplies them on the ordinary matrix
