@@ -3,10 +3,10 @@
 // In a loop with a dot (a K loop), the global loads of iteration k+S-1 (the dot's operands,
 // and anything else it reads, such as the scales of a block-scaled product) are issued as
 // async copies into an S-deep ring of shared buffers while iteration k multiplies the tiles
-// that arrived in its own slot. The copies' addresses and masks are
-// recomputed from the induction variable, so only loads whose operands depend on nothing
-// else in the loop qualify. Copies for iterations past the end are masked off entirely.
-// Buffer loads copy from the same view, which keeps their range check.
+// that arrived in its own slot. The copies' addresses and masks are recomputed from the
+// induction variable, so only loads whose operands depend on nothing else in the loop qualify.
+// Copies for iterations past the end are masked off entirely. Buffer loads copy from the same
+// view, which keeps their range check.
 //
 //===----------------------------------------------------------------------===//
 

@@ -34,11 +34,12 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "::mlir::ModuleOp"> {
 }
 
 def TilePipelineLoops : Pass<"tile-pipeline-loops", "::mlir::ModuleOp"> {
-  let summary = "Prefetch the dot operands of K loops through an S-deep ring of shared buffers";
+  let summary = "Prefetch the global loads of K loops through S-deep rings of shared buffers";
   let description = [{
     For each kernel with `tile.num_stages = S` (S >= 2): in every innermost `scf.for` that
-    writes no memory and manages no shared memory itself, each `tile.load` (without `other`)
-    or `tile.buffer_load` whose result feeds a dot, and
+    has a dot, writes no memory and manages no shared memory itself, each `tile.load`
+    (without `other`, or with a +0 one) or `tile.buffer_load` (the dot's operands, and what
+    else the loop reads, such as block scales applied to its sum)
     whose address and mask depend only on the induction variable and values from outside
     the loop, becomes a `tile.shared_load` from slot `k % S` of a ring of S shared buffers.
     Iterations 0..S-2 are copied (`tile.async_copy`) before the loop; iteration k waits for
