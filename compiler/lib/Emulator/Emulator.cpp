@@ -223,6 +223,16 @@ struct Lane {
   LaneState state = LaneState::Running;
   std::vector<PendingCopy> openGroup;              // issued, not yet committed
   std::vector<std::vector<PendingCopy>> committed; // oldest first
+  uint32_t wgmmaGroups = 0;                        // wgmma groups committed
+  uint32_t wgmmaGroupsDone = 0;                    // of those, the ones a wait has retired
+};
+
+/// Shared bytes [begin, end) that a warpgroup's wgmma of commit group `group` reads. The
+/// product is computed when issued here, but on the hardware the reads may happen until a
+/// wait retires the group in every thread: a write to those bytes before then is a race.
+struct WarpgroupRead {
+  uint32_t warpgroup, group;
+  uint64_t begin, end;
 };
 
 /// What running one operation did to its lane.
@@ -239,7 +249,7 @@ public:
             std::array<uint32_t, 3> grid, const std::vector<Bits> &params, const std::vector<Allocation> &regions,
             const DenseMap<Operation *, uint64_t> &ldsOffsets, uint64_t ldsBytes)
       : func(func), target(target), kernel(kernel), group(group), grid(grid), regions(regions), ldsOffsets(ldsOffsets),
-        lds(ldsBytes, 0), layout(DataLayout::closest(func)) {
+        lds(ldsBytes, 0), copyTargets(ldsBytes, 0), layout(DataLayout::closest(func)) {
     const uint32_t threads = kernel.block[0] * kernel.block[1] * kernel.block[2];
     lanes.resize(threads);
     Block &entry = func.getBody().front();
@@ -416,6 +426,40 @@ private:
         message += text;
       }
     fault(message);
+  }
+
+  /// A wait that leaves at most `pending` of the lane's wgmma groups in flight.
+  void retireWarpgroupGroups(Lane &lane, uint64_t pending) {
+    if (lane.wgmmaGroups > pending)
+      lane.wgmmaGroupsDone = std::max<uint32_t>(lane.wgmmaGroupsDone, lane.wgmmaGroups - uint32_t(pending));
+  }
+
+  /// Whether some thread of the read's warpgroup has not retired its group yet.
+  bool inFlight(const WarpgroupRead &read) const {
+    for (uint32_t t = read.warpgroup * kWarpgroupThreads; t < (read.warpgroup + 1) * kWarpgroupThreads; ++t)
+      if (t < lanes.size() && lanes[t].state != LaneState::Done && lanes[t].wgmmaGroupsDone <= read.group)
+        return true;
+    return false;
+  }
+
+  void checkSharedWrite(uint64_t offset, uint64_t bytes, const char *what) {
+    llvm::erase_if(warpgroupReads, [&](const WarpgroupRead &r) { return !inFlight(r); });
+    for (const WarpgroupRead &r : warpgroupReads)
+      if (offset < r.end && r.begin < offset + bytes)
+        fault(std::string(what) + " writes LDS bytes [" + std::to_string(offset) + ", " +
+              std::to_string(offset + bytes) + ") while warpgroup " + std::to_string(r.warpgroup) +
+              "'s wgmma that reads [" + std::to_string(r.begin) + ", " + std::to_string(r.end) +
+              ") is in flight (no wait has retired its group in every thread)");
+  }
+
+  /// A read of LDS bytes an issued cp.async may still be writing sees old or new bytes on
+  /// the hardware (here always the old ones): a race.
+  void checkSharedRead(uint64_t offset, uint64_t bytes, const char *what) {
+    shared(offset, bytes, what);
+    for (uint64_t i = offset; i < offset + bytes; ++i)
+      if (copyTargets[i])
+        fault(std::string(what) + " reads LDS byte " + std::to_string(i) +
+              ", which an issued cp.async may still be writing (its group not waited for)");
   }
 
   uint8_t *shared(uint64_t offset, uint64_t bytes, const char *what) {
@@ -1071,11 +1115,15 @@ private:
     if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
       Type type = load.getType();
       uint64_t bytes = sizeOf(type);
+      if (cast<LLVM::LLVMPointerType>(load.getAddr().getType()).getAddressSpace() == 3)
+        checkSharedRead(scalar(lane, load.getAddr()), bytes, "ld.shared");
       return result(unpack(memory(load.getAddr().getType(), scalar(lane, load.getAddr()), bytes, "load"), type));
     }
     if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
       Type type = store.getValue().getType();
       uint64_t bytes = sizeOf(type);
+      if (cast<LLVM::LLVMPointerType>(store.getAddr().getType()).getAddressSpace() == 3)
+        checkSharedWrite(scalar(lane, store.getAddr()), bytes, "st.shared");
       pack(get(lane, store.getValue()), type,
            memory(store.getAddr().getType(), scalar(lane, store.getAddr()), bytes, "store"));
       return Step::Next;
@@ -1140,10 +1188,17 @@ private:
     }
     if (isa<NVVM::Barrier0Op, NVVM::BarrierOp>(op))
       return Step::Barrier;
-    // wgmma completes when issued here (its operands are read then), so its fence, commit and
-    // wait order nothing further; neither does the proxy fence before it.
-    if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp, NVVM::FenceProxyOp>(
-            op))
+    // wgmma computes when issued here; commits and waits only track which groups' shared
+    // reads may still be outstanding on the hardware (WarpgroupRead).
+    if (isa<NVVM::WgmmaGroupSyncAlignedOp>(op)) {
+      ++lane.wgmmaGroups;
+      return Step::Next;
+    }
+    if (auto wait = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op)) {
+      retireWarpgroupGroups(lane, wait.getGroup());
+      return Step::Next;
+    }
+    if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::FenceProxyOp>(op))
       return Step::Next;
     if (auto cvt = dyn_cast<NVVM::ConvertF32x2ToF8x2Op>(op))
       return result(convertToFp8x2(lane, cvt));
@@ -1158,9 +1213,12 @@ private:
       if (from > size)
         fault("cp.async source size " + std::to_string(from) + " exceeds its size " + std::to_string(size));
       PendingCopy pending{scalar(lane, copy.getDst()), std::vector<uint8_t>(size, 0)};
+      checkSharedWrite(pending.ldsOffset, size, "cp.async");
       if (from)
         std::memcpy(pending.bytes.data(), global(scalar(lane, copy.getSrc()), from, "cp.async read"), from);
       shared(pending.ldsOffset, size, "cp.async write");
+      for (uint32_t i = 0; i < size; ++i)
+        ++copyTargets[pending.ldsOffset + i];
       lane.openGroup.push_back(std::move(pending));
       return Step::Next;
     }
@@ -1173,9 +1231,12 @@ private:
       // At most n committed groups stay in flight; the older ones land now.
       const size_t n = wait.getN();
       while (lane.committed.size() > n) {
-        for (const PendingCopy &copy : lane.committed.front())
+        for (const PendingCopy &copy : lane.committed.front()) {
           std::memcpy(shared(copy.ldsOffset, copy.bytes.size(), "cp.async write"), copy.bytes.data(),
                       copy.bytes.size());
+          for (size_t i = 0; i < copy.bytes.size(); ++i)
+            --copyTargets[copy.ldsOffset + i];
+        }
         lane.committed.erase(lane.committed.begin());
       }
       return Step::Next;
@@ -1514,6 +1575,7 @@ private:
     for (uint32_t m = 0; m < matrices; ++m)
       for (uint32_t row = 0; row < 8; ++row) {
         uint64_t address = get(lanes[first + 8 * m + row], op.getPtr())[0];
+        checkSharedRead(address, 16, "ldmatrix row read");
         std::memcpy(&data[m * 64 + row * 8], shared(address, 16, "ldmatrix row read"), 16);
       }
     for (uint32_t t = 0; t < 32; ++t) {
@@ -1650,8 +1712,17 @@ private:
       if (get(lanes[first + t], op.getDescriptorA())[0] != descA ||
           get(lanes[first + t], op.getDescriptorB())[0] != descB)
         fault("wgmma descriptors differ between threads 0 and " + std::to_string(t) + " of the warpgroup");
+    // The bytes each operand spans, which stay read until the group is retired.
+    WarpgroupRead spans[2];
+    for (WarpgroupRead &span : spans)
+      span = {first / kWarpgroupThreads, lanes[first].wgmmaGroups, ~uint64_t(0), 0};
     auto element = [&](uint64_t descriptor, uint32_t row, uint32_t kIndex, uint32_t bytes, StringRef kind) {
-      const uint8_t *at = shared(wgmmaOperandByte(descriptor, row, kIndex * bytes), bytes, "wgmma operand read");
+      const uint64_t offset = wgmmaOperandByte(descriptor, row, kIndex * bytes);
+      WarpgroupRead &span = spans[descriptor == descA ? 0 : 1];
+      span.begin = std::min(span.begin, offset);
+      span.end = std::max(span.end, offset + bytes);
+      checkSharedRead(offset, bytes, "wgmma operand read");
+      const uint8_t *at = shared(offset, bytes, "wgmma operand read");
       return decode(bytes == 1 ? uint64_t(at[0]) : uint64_t(at[0]) | uint64_t(at[1]) << 8, kind);
     };
     const double scaleA = op.getScaleA() == NVVM::WGMMAScaleIn::neg ? -1 : 1;
@@ -1663,6 +1734,7 @@ private:
     for (uint32_t col = 0; col < n; ++col)
       for (uint32_t e = 0; e < k; ++e)
         b[col * k + e] = scaleB * element(descB, col, e, bytesB, kindB);
+    warpgroupReads.append(std::begin(spans), std::end(spans));
     const bool accumulate = op.getScaleD() == NVVM::WGMMAScaleOut::one;
     for (uint32_t t = 0; t < size; ++t) {
       const uint32_t w = t / 32, g = (t % 32) / 4, q = t % 4;
@@ -1759,8 +1831,10 @@ private:
   const std::vector<Allocation> &regions;
   const DenseMap<Operation *, uint64_t> &ldsOffsets;
   std::vector<uint8_t> lds;
+  std::vector<uint16_t> copyTargets; // per LDS byte: issued cp.asyncs that have not landed
   DataLayout layout;
   std::vector<Lane> lanes;
+  SmallVector<WarpgroupRead> warpgroupReads;
 };
 
 } // namespace
