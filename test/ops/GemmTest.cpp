@@ -602,6 +602,7 @@ struct BlockCase {
   int64_t m, n, k, split;
   int64_t stages = 2; // with split > 1 (or stages > 2): 16x32 tiles (32x64 with more rows)
   bool xScaleKBlockMajor = false; // x_scale [M, K/128] stored with unit stride along M
+  bool wide = false;              // 64x64 tiles: wgmma on sm_90a
 };
 
 class GemmBlockScaleTest : public ::testing::TestWithParam<BlockCase> {};
@@ -630,7 +631,9 @@ TEST_P(GemmBlockScaleTest, MatchesDoubleReference) {
   TensorRef xScale = c.xScaleKBlockMajor ? TensorRef{kBlockMajor.data(), DType::f32, {c.m, kb}, {1, c.m}}
                                          : TensorRef::contiguous(xs.data(), DType::f32, {c.m, kb});
   std::optional<GemmConfig> config;
-  if (c.split > 1 || c.stages > 2)
+  if (c.wide)
+    config = GemmConfig{64, 64, 128, c.stages, 4, c.split};
+  else if (c.split > 1 || c.stages > 2)
     config = c.m > 16 ? GemmConfig{32, 64, 128, c.stages, 4, c.split} : GemmConfig{16, 32, 128, c.stages, 4, c.split};
   ASSERT_TRUE(gemm_a8w8_blockscale(*host.runtime, TensorRef::contiguous(out.data(), c.out, {c.m, c.n}),
                                    TensorRef::contiguous(x.data(), c.in, {c.m, c.k}),
@@ -672,13 +675,16 @@ INSTANTIATE_TEST_SUITE_P(Host, GemmBlockScaleTest,
                                            BlockCase{DType::f8E4M3FN, DType::f32, 9, 130, 600, 2, 4},
                                            // AITER's K-block-major x_scale, default and ring
                                            BlockCase{DType::f8E4M3FN, DType::bf16, 5, 200, 300, 1, 2, true},
-                                           BlockCase{DType::f8E4M3FNUZ, DType::f16, 70, 200, 700, 1, 3, true}),
+                                           BlockCase{DType::f8E4M3FNUZ, DType::f16, 70, 200, 700, 1, 3, true},
+                                           // wgmma on sm_90a over a 6-step K loop, its
+                                           // scales read from the ring; tails
+                                           BlockCase{DType::f8E4M3FN, DType::bf16, 130, 200, 700, 1, 2, false, true}),
                          [](const auto &info) {
                            const BlockCase &c = info.param;
                            return std::string(dsl::dtypeName(c.in)) + "_to_" + dsl::dtypeName(c.out) + "_" +
                                   std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
                                   "_split" + std::to_string(c.split) + "_stages" + std::to_string(c.stages) +
-                                  (c.xScaleKBlockMajor ? "_xs_kmajor" : "");
+                                  (c.xScaleKBlockMajor ? "_xs_kmajor" : "") + (c.wide ? "_64x64" : "");
                          });
 
 TEST(GemmBlockScaleOp, RefusesMisshapenScales) {

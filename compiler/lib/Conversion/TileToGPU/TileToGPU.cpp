@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/DenseMap.h"
@@ -2590,10 +2591,11 @@ NVVM::WGMMATypes wgmmaType(Type element) {
 /// layout) and reads its rows of A and all of B straight from the swizzled buffers, one
 /// instruction per (K step, row block, column block). The group is waited for before the
 /// op's result is used, so the buffers are free again at the next barrier. fp8 products go
-/// to fresh accumulators that are then added to `acc` in f32: Hopper's fp8 wgmma keeps only
-/// about 14 bits of its running sum (measured on the H200: every fp8 configuration of a
-/// 4096-deep product failed the tuner's check accumulating in place; DeepSeek-V3 reports
-/// the same), so sums carried across the whole K loop would lose accuracy.
+/// to fresh accumulators that are then added to `acc` in f32 (unless acc is zero, as for a
+/// block-scaled product's sum): Hopper's fp8 wgmma keeps only about 14 bits of its running
+/// sum (measured on the H200: every fp8 configuration of a 4096-deep product failed the
+/// tuner's check accumulating in place; DeepSeek-V3 reports the same), so sums carried
+/// across the whole K loop would lose accuracy.
 struct SharedDotLowering : GpuPattern<SharedDotOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(SharedDotOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
@@ -2621,6 +2623,7 @@ struct SharedDotLowering : GpuPattern<SharedDotOp> {
     int64_t values = g.valuesPerLane();
     auto accType = LLVM::LLVMStructType::getLiteral(rw.getContext(), SmallVector<Type>(values, rw.getF32Type()));
     const bool promote = aElement.getIntOrFloatBitWidth() == 8;
+    const bool fromZero = promote && matchPattern(op.getAcc(), m_AnyZeroFloat());
     SmallVector<Value> accs;
     for (int64_t block = 0; block < g.reps[0] * g.reps[1]; ++block) {
       Value acc = LLVM::UndefOp::create(rw, loc, accType);
@@ -2648,7 +2651,7 @@ struct SharedDotLowering : GpuPattern<SharedDotOp> {
     for (auto [block, acc] : llvm::enumerate(accs))
       for (int64_t v = 0; v < values; ++v) {
         Value sum = LLVM::ExtractValueOp::create(rw, loc, acc, ArrayRef<int64_t>{v});
-        if (promote)
+        if (promote && !fromZero)
           sum = arith::AddFOp::create(rw, loc, extract(rw, loc, adaptor.getAcc(), int64_t(block) * values + v), sum);
         result.push_back(sum);
       }

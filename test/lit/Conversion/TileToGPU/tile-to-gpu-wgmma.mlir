@@ -2,7 +2,7 @@
 // through matrix descriptors (start address / 16, leading byte offset 1, 8-row stride / 16,
 // swizzle mode: 1 for 128-byte rows, 2 for 64-byte rows), between wgmma.fence and a commit
 // and wait, one instruction per K step and row block of each warpgroup. fp8 products start
-// from zero (scale-d 0) and are added to the accumulator in f32. Buffers wgmma reads start
+// from zero (scale-d 0) and are added to the accumulator in f32, unless it is zero. Buffers wgmma reads start
 // 1024-byte aligned, and landed async copies are fenced for the async proxy.
 // RUN: %wavetile-opt %s -tile-assign-layouts="warp-size=32 target=sm_90a" -convert-tile-to-gpu=target=sm_90a -canonicalize -cse | FileCheck %s
 // RUN: not %wavetile-opt %s -tile-assign-layouts="warp-size=32 target=sm_90a" -convert-tile-to-gpu=target=sm_90 2>&1 | FileCheck %s --check-prefix=SM90
@@ -63,5 +63,26 @@ func.func @fp8(%x: !tile.ptr<f8E4M3FN>, %w: !tile.ptr<f8E5M2>, %out: !tile.ptr<f
   %acc = tile.load %out[%o] : !tile.ptr<f32>[tensor<64x128xi32>] -> tensor<64x128xf32>
   %d = tile.shared_dot %a, %b, %acc : !tile.shared<64x64xf8E4M3FN, #rows64>, !tile.shared<128x64xf8E5M2, #rows64>, tensor<64x128xf32> -> tensor<64x128xf32>
   tile.store %d, %out[%o] : tensor<64x128xf32>, !tile.ptr<f32>[tensor<64x128xi32>]
+  return
+}
+
+// A block-scaled step's sum: fp8 from a zero accumulator is the wgmma result itself.
+// CHECK-LABEL: gpu.func @fp8_from_zero
+// CHECK:         nvvm.wgmma.mma_async {{.*}} D[<f32>, <zero>]
+// CHECK:         nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NOT:     arith.addf
+// CHECK:         gpu.return
+func.func @fp8_from_zero(%x: !tile.ptr<f8E4M3FN>, %w: !tile.ptr<f8E4M3FN>, %out: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %a = tile.shared_alloc : !tile.shared<64x64xf8E4M3FN, #rows64>
+  %b = tile.shared_alloc : !tile.shared<64x64xf8E4M3FN, #rows64>
+  %z = arith.constant 0 : i32
+  %o = tile.splat %z : i32 -> tensor<64x64xi32>
+  %ca = tile.async_copy %x[%o], %a : !tile.ptr<f8E4M3FN>[tensor<64x64xi32>], !tile.shared<64x64xf8E4M3FN, #rows64>
+  %cb = tile.async_copy %w[%o], %b : !tile.ptr<f8E4M3FN>[tensor<64x64xi32>], !tile.shared<64x64xf8E4M3FN, #rows64>
+  tile.async_wait %ca, %cb pending = 0
+  tile.barrier
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %d = tile.shared_dot %a, %b, %zero : !tile.shared<64x64xf8E4M3FN, #rows64>, !tile.shared<64x64xf8E4M3FN, #rows64>, tensor<64x64xf32> -> tensor<64x64xf32>
+  tile.store %d, %out[%o] : tensor<64x64xf32>, !tile.ptr<f32>[tensor<64x64xi32>]
   return
 }
