@@ -44,7 +44,8 @@ for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv "$configs"/gemm
         name="$spec on $target"
         object=$work/object.$([[ $target == sm_* ]] && echo ptx || echo hsaco)
         if ! error=$("$wavetile" compile --op "$spec" --target "$target" -o "$object" 2>&1); then
-          if grep -q "may use at most" <<<"$error"; then
+          # The tables are the H200's: a row that does not fit there is a failure.
+          if grep -q "may use at most" <<<"$error" && [[ $target != sm_* ]]; then
             report skip "$name (its shared memory exceeds the target's)"
           else
             report FAIL "$name: $error"
