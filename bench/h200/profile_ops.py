@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One call of each named op shape (CASES=name:M:N,...) after warm-up, and of its peer (Triton,
-cuBLAS for gemm, the preshuffled-W kernel for bpreshuffle), for a profiler to capture (ncu), e.g.
+cuBLAS for gemm and fp8, the preshuffled-W kernel for bpreshuffle), for a profiler to capture (ncu), e.g.
 
     ncu --clock-control none --kernel-name regex:'rmsnorm|triton' --section SpeedOfLight \\
         --section Occupancy --section WarpStateStats python3 bench/h200/profile_ops.py
@@ -38,6 +38,12 @@ CASES = {
     "gemm": lambda m, n: (lambda x, w: b.ops.gemm_a16w16(x, w), lambda x, w: x @ w.t(),
                           (torch.randn(m, n, device="cuda", dtype=torch.bfloat16),
                            torch.randn(n, n, device="cuda", dtype=torch.bfloat16))),
+    # M x N x N fp8 gemm_a8w8 against cuBLAS's torch._scaled_mm (per-tensor scales)
+    "fp8": lambda m, n: (lambda x, w, ws, xs, s: b.ops.gemm_a8w8(x, w, xs, s),
+                         lambda x, w, ws, xs, s: torch._scaled_mm(x, w.t(), scale_a=torch.ones((), device="cuda"),
+                                                                  scale_b=torch.ones((), device="cuda"),
+                                                                  out_dtype=torch.bfloat16),
+                         fp8_operands(m, n, n)),
     # M x N x 8192 fp8 gemm_a8w8 against the same product with W preshuffled (gemm_a8w8_bpreshuffle)
     "bpreshuffle": lambda m, n: (lambda x, w, ws, xs, s: b.ops.gemm_a8w8(x, w, xs, s),
                                  lambda x, w, ws, xs, s: b.ops.gemm_a8w8_bpreshuffle(x, ws, xs, s),
