@@ -2,12 +2,16 @@
 //
 // The examples' numerics through the emulator are the lit test tools/emulate.test; here,
 // what must fail: accesses outside the arguments (named with the lane and the address),
-// launches the emulator cannot check, and out-of-range buffer lanes that must read 0.
+// launches the emulator cannot check, out-of-range buffer lanes that must read 0, and
+// shared-memory races of asynchronous copies and matrix instructions.
 
 #include "wavetile/Emulator.h"
 #include "Examples.h"
+#include "wavetile/Compiler.h"
 
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 using namespace wavetile;
 using namespace wavetile::examples;
@@ -88,3 +92,47 @@ TEST(EmulatedDevice, IsADeviceOfTheTargetAndRefusesUnknownOnes) {
 }
 
 } // namespace
+
+/// `example` lowered for `target` with every line of its per-thread IR that contains
+/// `removed` taken out, launched on `shape`: the launch's error (it must fail).
+static std::string errorWithout(const char *example, std::string_view target, std::string_view removed,
+                                const std::vector<int64_t> &shape) {
+  const Example *e = findExample(example);
+  std::string error;
+  std::unique_ptr<Module> module = e->build(&error);
+  EXPECT_TRUE(module) << error;
+  std::optional<GpuTarget> gpu = lookupGpuTarget(target);
+  std::optional<CodeObject> lowered = lowerKernelsForEmulation(*module, *gpu, &error);
+  EXPECT_TRUE(lowered) << error;
+  std::istringstream lines(lowered->image);
+  std::string text, line;
+  int dropped = 0;
+  while (std::getline(lines, line))
+    if (line.find(removed) == std::string::npos)
+      text += line + "\n";
+    else
+      ++dropped;
+  EXPECT_GT(dropped, 0) << removed << " is not in the IR";
+  std::unique_ptr<EmulatedModule> emulated = EmulatedModule::fromLowered(text, lowered->manifest, *gpu, &error);
+  EXPECT_TRUE(emulated) << error;
+  LaunchPlan plan = e->prepare(shape, 5);
+  std::vector<KernelArg> args = *argumentsOf(plan, &error);
+  EXPECT_FALSE(emulated->launch(plan.kernel, plan.grid, args, &error));
+  return error;
+}
+
+// The emulator lands a cp.async at its wait; the hardware may land it any time before. A
+// ring read without that wait reads bytes in flight (gemm's K loop: six steps, three slots).
+TEST(EmulatedRaces, AReadOfBytesACopyMayStillWriteIsReported) {
+  std::string error = errorWithout("gemm", "sm_90", "nvvm.cp.async.wait.group", {70, 45, 161});
+  EXPECT_NE(error.find("which an issued cp.async may still be writing"), std::string::npos) << error;
+}
+
+// wgmma computes when issued here; on the hardware it reads its operands until a wait
+// retires its group. Without the waits, the copy that refills the slot the first step's
+// group read races with it (gemm_fp8 on sm_90a: wgmma over a three-slot ring, six steps).
+TEST(EmulatedRaces, OverwritingWhatAPendingWgmmaReadsIsReported) {
+  std::string error = errorWithout("gemm_fp8", "sm_90a", "nvvm.wgmma.wait.group", {70, 45, 321});
+  EXPECT_NE(error.find("cp.async writes LDS bytes"), std::string::npos) << error;
+  EXPECT_NE(error.find("while warpgroup 0's wgmma that reads"), std::string::npos) << error;
+}
