@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "wavetile/Jit.h"
 
@@ -150,12 +151,12 @@ bool OpRuntime::launch(const std::string &specialization, const Builder &build, 
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = loaded_.find(specialization);
-    if (collecting_ && std::this_thread::get_id() == collector_) {
-      if (it == loaded_.end() && !collecting_->count(specialization)) {
+    if (auto collecting = collecting_.find(std::this_thread::get_id()); collecting != collecting_.end()) {
+      if (it == loaded_.end() && !collecting->second->count(specialization)) {
         std::unique_ptr<Module> ir = build(error);
         if (!ir)
           return false;
-        collecting_->emplace(specialization, std::move(ir));
+        collecting->second->emplace(specialization, std::move(ir));
       }
       return true;
     }
@@ -180,21 +181,31 @@ bool OpRuntime::launch(const std::string &specialization, const Builder &build, 
 }
 
 size_t OpRuntime::precompile(const std::function<void()> &calls, unsigned threads) {
+  // Each thread collects its own launches (another thread may be inside precompile too); a
+  // precompile inside `calls` collects into its own map and then restores the outer one.
   std::map<std::string, std::unique_ptr<Module>> collected;
+  const std::thread::id self = std::this_thread::get_id();
+  std::map<std::string, std::unique_ptr<Module>> *outer = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    collecting_ = &collected;
-    collector_ = std::this_thread::get_id();
+    auto [entry, fresh] = collecting_.try_emplace(self, &collected);
+    if (!fresh)
+      outer = std::exchange(entry->second, &collected);
   }
   struct StopCollecting {
     OpRuntime &rt;
+    std::thread::id self;
+    std::map<std::string, std::unique_ptr<Module>> *outer;
     ~StopCollecting() {
       std::lock_guard<std::mutex> lock(rt.mutex_);
-      rt.collecting_ = nullptr;
+      if (outer)
+        rt.collecting_[self] = outer;
+      else
+        rt.collecting_.erase(self);
     }
   };
   {
-    StopCollecting stop{*this};
+    StopCollecting stop{*this, self, outer};
     calls();
   }
   std::vector<std::pair<const std::string, std::unique_ptr<Module>> *> pending;

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <latch>
 #include <random>
 #include <set>
 #include <sstream>
@@ -257,6 +258,53 @@ TEST(OpRuntime, PrecompileLoadsWhatCallsWouldLaunchWithoutRunningThem) {
     expectProduct(out, c.key());
   }
   EXPECT_EQ(host.runtime->loadedModules(), 3u); // nothing compiled after precompile
+}
+
+// Two threads inside precompile at once (both past their start before either launches):
+// each collects and loads its own launches, nothing runs, and the real calls afterwards
+// compile nothing.
+TEST(OpRuntime, PrecompileOnTwoThreadsAtOnceCollectsEachThreadsLaunches) {
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  const int64_t m = 3, n = 40, k = 96;
+  wavetile::test::HostBuffer x(DType::bf16, m * k), w(DType::bf16, n * k);
+  TensorRef tx = TensorRef::contiguous(x.data(), DType::bf16, {m, k});
+  TensorRef tw = TensorRef::contiguous(w.data(), DType::bf16, {n, k});
+  const std::vector<std::vector<GemmConfig>> perThread{{{16, 32, 32, 1, 4, 1}, {16, 64, 32, 1, 4, 1}},
+                                                       {{16, 32, 64, 1, 4, 1}}};
+  std::vector<wavetile::test::HostBuffer> outs;
+  for (size_t t = 0; t < perThread.size(); ++t) {
+    outs.emplace_back(DType::f32, m * n);
+    outs.back().poison();
+  }
+  std::latch bothCollecting(2);
+  std::vector<size_t> loaded(perThread.size());
+  std::vector<std::string> errors(perThread.size());
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < perThread.size(); ++t)
+    threads.emplace_back([&, t] {
+      loaded[t] = host.runtime->precompile([&] {
+        bothCollecting.arrive_and_wait();
+        for (const GemmConfig &c : perThread[t])
+          EXPECT_TRUE(gemm_a16w16(*host.runtime, TensorRef::contiguous(outs[t].data(), DType::f32, {m, n}), tx, tw,
+                                  nullptr, &errors[t], c))
+              << errors[t];
+      });
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (size_t t = 0; t < perThread.size(); ++t) {
+    EXPECT_EQ(loaded[t], perThread[t].size()) << "thread " << t;
+    for (int64_t i = 0; i < m * n; ++i)
+      ASSERT_TRUE(std::isnan(outs[t].get(i))) << "thread " << t << "'s precompile ran a kernel";
+  }
+  EXPECT_EQ(host.runtime->loadedModules(), 3u);
+  for (size_t t = 0; t < perThread.size(); ++t)
+    for (const GemmConfig &c : perThread[t])
+      ASSERT_TRUE(gemm_a16w16(*host.runtime, TensorRef::contiguous(outs[t].data(), DType::f32, {m, n}), tx, tw, nullptr,
+                              &errors[t], c))
+          << errors[t];
+  EXPECT_EQ(host.runtime->loadedModules(), 3u);
 }
 
 } // namespace

@@ -113,9 +113,9 @@ private:
   std::unique_ptr<Jit> jit_;
   mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<LoadedModule>> loaded_;
-  /// Inside precompile: the modules launches would have compiled, by specialization.
-  std::map<std::string, std::unique_ptr<Module>> *collecting_ = nullptr;
-  std::thread::id collector_; // the thread running precompile's calls
+  /// For each thread inside precompile's calls: the modules its launches would have
+  /// compiled, by specialization.
+  std::map<std::thread::id, std::map<std::string, std::unique_ptr<Module>> *> collecting_;
   void *workspace_ = nullptr;
   size_t workspaceBytes_ = 0;
   std::map<std::string, std::unique_ptr<TunedDispatch>> tuned_;
