@@ -185,12 +185,10 @@ size_t OpRuntime::precompile(const std::function<void()> &calls, unsigned thread
   // precompile inside `calls` collects into its own map and then restores the outer one.
   std::map<std::string, std::unique_ptr<Module>> collected;
   const std::thread::id self = std::this_thread::get_id();
-  std::map<std::string, std::unique_ptr<Module>> *outer = nullptr;
+  std::map<std::string, std::unique_ptr<Module>> *outer;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto [entry, fresh] = collecting_.try_emplace(self, &collected);
-    if (!fresh)
-      outer = std::exchange(entry->second, &collected);
+    outer = std::exchange(collecting_[self], &collected); // null unless nested
   }
   struct StopCollecting {
     OpRuntime &rt;

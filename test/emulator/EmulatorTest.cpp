@@ -7,6 +7,7 @@
 
 #include "wavetile/Emulator.h"
 #include "Examples.h"
+
 #include "wavetile/Compiler.h"
 
 #include <gtest/gtest.h>
@@ -93,10 +94,12 @@ TEST(EmulatedDevice, IsADeviceOfTheTargetAndRefusesUnknownOnes) {
 
 } // namespace
 
+namespace {
+
 /// `example` lowered for `target` with every line of its per-thread IR that contains
 /// `removed` taken out, launched on `shape`: the launch's error (it must fail).
-static std::string errorWithout(const char *example, std::string_view target, std::string_view removed,
-                                const std::vector<int64_t> &shape) {
+std::string errorWithout(const char *example, std::string_view target, std::string_view removed,
+                         const std::vector<int64_t> &shape) {
   const Example *e = findExample(example);
   std::string error;
   std::unique_ptr<Module> module = e->build(&error);
@@ -136,3 +139,5 @@ TEST(EmulatedRaces, OverwritingWhatAPendingWgmmaReadsIsReported) {
   EXPECT_NE(error.find("cp.async writes LDS bytes"), std::string::npos) << error;
   EXPECT_NE(error.find("while warpgroup 0's wgmma that reads"), std::string::npos) << error;
 }
+
+} // namespace

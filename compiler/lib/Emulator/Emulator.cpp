@@ -452,14 +452,15 @@ private:
               ") is in flight (no wait has retired its group in every thread)");
   }
 
-  /// A read of LDS bytes an issued cp.async may still be writing sees old or new bytes on
-  /// the hardware (here always the old ones): a race.
-  void checkSharedRead(uint64_t offset, uint64_t bytes, const char *what) {
-    shared(offset, bytes, what);
+  /// The LDS bytes a read takes. A read of bytes an issued cp.async may still be writing
+  /// sees old or new bytes on the hardware (here always the old ones): a race.
+  const uint8_t *sharedRead(uint64_t offset, uint64_t bytes, const char *what) {
+    const uint8_t *at = shared(offset, bytes, what);
     for (uint64_t i = offset; i < offset + bytes; ++i)
       if (copyTargets[i])
         fault(std::string(what) + " reads LDS byte " + std::to_string(i) +
               ", which an issued cp.async may still be writing (its group not waited for)");
+    return at;
   }
 
   uint8_t *shared(uint64_t offset, uint64_t bytes, const char *what) {
@@ -1114,10 +1115,11 @@ private:
       return result({elementAddress(lane, gep)});
     if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
       Type type = load.getType();
-      uint64_t bytes = sizeOf(type);
-      if (cast<LLVM::LLVMPointerType>(load.getAddr().getType()).getAddressSpace() == 3)
-        checkSharedRead(scalar(lane, load.getAddr()), bytes, "ld.shared");
-      return result(unpack(memory(load.getAddr().getType(), scalar(lane, load.getAddr()), bytes, "load"), type));
+      uint64_t bytes = sizeOf(type), address = scalar(lane, load.getAddr());
+      const bool lds = cast<LLVM::LLVMPointerType>(load.getAddr().getType()).getAddressSpace() == 3;
+      return result(unpack(lds ? sharedRead(address, bytes, "ld.shared")
+                               : memory(load.getAddr().getType(), address, bytes, "load"),
+                           type));
     }
     if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
       Type type = store.getValue().getType();
@@ -1575,8 +1577,7 @@ private:
     for (uint32_t m = 0; m < matrices; ++m)
       for (uint32_t row = 0; row < 8; ++row) {
         uint64_t address = get(lanes[first + 8 * m + row], op.getPtr())[0];
-        checkSharedRead(address, 16, "ldmatrix row read");
-        std::memcpy(&data[m * 64 + row * 8], shared(address, 16, "ldmatrix row read"), 16);
+        std::memcpy(&data[m * 64 + row * 8], sharedRead(address, 16, "ldmatrix row read"), 16);
       }
     for (uint32_t t = 0; t < 32; ++t) {
       Bits regs;
@@ -1721,8 +1722,7 @@ private:
       WarpgroupRead &span = spans[descriptor == descA ? 0 : 1];
       span.begin = std::min(span.begin, offset);
       span.end = std::max(span.end, offset + bytes);
-      checkSharedRead(offset, bytes, "wgmma operand read");
-      const uint8_t *at = shared(offset, bytes, "wgmma operand read");
+      const uint8_t *at = sharedRead(offset, bytes, "wgmma operand read");
       return decode(bytes == 1 ? uint64_t(at[0]) : uint64_t(at[0]) | uint64_t(at[1]) << 8, kind);
     };
     const double scaleA = op.getScaleA() == NVVM::WGMMAScaleIn::neg ? -1 : 1;

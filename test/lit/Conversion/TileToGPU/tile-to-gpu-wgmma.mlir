@@ -1,9 +1,9 @@
 // convert-tile-to-gpu of tile.shared_dot on sm_90a: wgmma.mma_async reading both operands
 // through matrix descriptors (start address / 16, leading byte offset 1, 8-row stride / 16,
-// swizzle mode: 1 for 128-byte rows, 2 for 64-byte rows), between wgmma.fence and a commit
-// and wait, one instruction per K step and row block of each warpgroup. fp8 products start
-// from zero (scale-d 0) and are added to the accumulator in f32, unless it is zero. Buffers wgmma reads start
-// 1024-byte aligned, and landed async copies are fenced for the async proxy.
+// swizzle mode: 1 for 128-byte rows, 2 for 64-byte rows), between wgmma.fence and a commit and
+// wait, one instruction per K step and row block of each warpgroup. fp8 products start from zero
+// (scale-d 0) and are added to the accumulator in f32, unless it is zero. Buffers wgmma reads
+// start 1024-byte aligned, and landed async copies are fenced for the async proxy.
 // RUN: %wavetile-opt %s -tile-assign-layouts="warp-size=32 target=sm_90a" -convert-tile-to-gpu=target=sm_90a -canonicalize -cse | FileCheck %s
 // RUN: not %wavetile-opt %s -tile-assign-layouts="warp-size=32 target=sm_90a" -convert-tile-to-gpu=target=sm_90 2>&1 | FileCheck %s --check-prefix=SM90
 

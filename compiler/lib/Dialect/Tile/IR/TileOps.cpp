@@ -357,10 +357,6 @@ LogicalResult SharedDotOp::verify() {
   return success();
 }
 
-bool SharedDotOp::computes(Type a, Type b, Type acc, int64_t m, int64_t n, int64_t k, int64_t numWarps) {
-  return numWarps % 4 == 0 && takes(a, b, k) && acc.isF32() && m % (64 * (numWarps / 4)) == 0 && n % 64 == 0;
-}
-
 bool SharedDotOp::takes(Type a, Type b, int64_t k) {
   auto isFp8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
   bool halves = a == b && (a.isBF16() || a.isF16());

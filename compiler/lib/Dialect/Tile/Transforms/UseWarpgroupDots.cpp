@@ -49,11 +49,14 @@ std::optional<Candidate> match(DotOp dot) {
   return Candidate{dot, a, b};
 }
 
-/// Whether wgmma computes this dot with `numWarps` warps.
-bool fits(Candidate c, int64_t numWarps) {
+/// Whether wgmma computes this dot with `warpgroups` warpgroups stacked along M: supported
+/// types, M a multiple of 64 per warpgroup, N a multiple of an instruction width, and rows
+/// of K that one 32-, 64- or 128-byte swizzle atom holds.
+bool fits(Candidate c, int64_t warpgroups) {
   SharedType a = c.a.getSource().getType(), b = c.b.getSource().getType();
-  return SharedDotOp::computes(a.getElementType(), b.getElementType(), c.dot.getAcc().getType().getElementType(),
-                               a.getDimSize(0), b.getDimSize(0), a.getDimSize(1), numWarps);
+  int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = b.getDimSize(0);
+  return SharedDotOp::takes(a.getElementType(), b.getElementType(), k) &&
+         c.dot.getAcc().getType().getElementType().isF32() && m % (64 * warpgroups) == 0 && n % 64 == 0;
 }
 
 SharedAllocOp allocOf(Value view) {
@@ -70,7 +73,7 @@ struct TileUseWarpgroupDots : wavetile::tile::impl::TileUseWarpgroupDotsBase<Til
         continue;
       SmallVector<Candidate> candidates;
       kernel.walk([&](DotOp dot) {
-        if (auto c = match(dot); c && fits(*c, numWarps.getInt()))
+        if (auto c = match(dot); c && fits(*c, numWarps.getInt() / 4))
           candidates.push_back(*c);
       });
       // A buffer changes layout only when every read of it is an operand read of such a dot

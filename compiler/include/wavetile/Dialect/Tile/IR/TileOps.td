@@ -295,10 +295,6 @@ def Tile_SharedDotOp : Tile_Op<"shared_dot", [MemoryEffects<[MemRead<DefaultReso
   let extraClassDeclaration = [{
     /// Whether wgmma multiplies elements `a` x `b` in K rows of `k` elements.
     static bool takes(::mlir::Type a, ::mlir::Type b, int64_t k);
-    /// Whether wgmma computes acc[M, N] + a[M, K] * b[N, K]^T with `numWarps` warps
-    /// (warpgroups stacked along M).
-    static bool computes(::mlir::Type a, ::mlir::Type b, ::mlir::Type acc, int64_t m, int64_t n, int64_t k,
-                         int64_t numWarps);
   }];
   let arguments = (ins Tile_SharedType:$a, Tile_SharedType:$b, Tile_Tile:$acc);
   let results = (outs Tile_Tile:$result);
