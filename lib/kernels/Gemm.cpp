@@ -318,8 +318,16 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
                            Value kb = k0 / 128;
                            Value sx = spec.xScaleKBlockMajor ? load(*xBlockScale, {kb, rows.expand(1)})
                                                              : load(*xBlockScale, {rows.expand(1), kb});
-                           Value sw = load(*wBlockScale, {(cols / 128).expand(0), kb});
-                           return std::vector<Value>{sum[0] + block * sx * sw};
+                           // A tile inside one 128-column block reads its one scale once.
+                           Value swColumns = 128 % c.blockN == 0
+                                                 ? full({1, 1}, tileN * int32_t(c.blockN) / 128, DType::i32)
+                                                 : (cols / 128).expand(0);
+                           Value sw = load(*wBlockScale, {swColumns, kb});
+                           // Both scales broadcast into the block's layout, each thread reading its
+                           // own rows' scales; their product repeats per row, so one multiply per
+                           // row and one fma per element remain.
+                           const Shape tile{c.blockM, c.blockN};
+                           return std::vector<Value>{fma(block, sx.broadcastTo(tile) * sw.broadcastTo(tile), sum[0])};
                          })[0]
                     .to(DType::f32);
     if (split)

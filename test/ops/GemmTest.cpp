@@ -650,7 +650,7 @@ struct BlockCase {
   int64_t m, n, k, split;
   int64_t stages = 2; // with split > 1 (or stages > 2): 16x32 tiles (32x64 with more rows)
   bool xScaleKBlockMajor = false; // x_scale [M, K/128] stored with unit stride along M
-  bool wide = false;              // 64x64 tiles: wgmma on sm_90a
+  int64_t tileN = 0;              // 64-row tiles this wide (64: wgmma on sm_90a; 256: two scale blocks)
 };
 
 class GemmBlockScaleTest : public ::testing::TestWithParam<BlockCase> {};
@@ -679,15 +679,18 @@ TEST_P(GemmBlockScaleTest, MatchesDoubleReference) {
   TensorRef xScale = c.xScaleKBlockMajor ? TensorRef{kBlockMajor.data(), DType::f32, {c.m, kb}, {1, c.m}}
                                          : TensorRef::contiguous(xs.data(), DType::f32, {c.m, kb});
   std::optional<GemmConfig> config;
-  if (c.wide)
-    config = GemmConfig{64, 64, 128, c.stages, 4, c.split};
+  if (c.tileN)
+    config = GemmConfig{64, c.tileN, 128, c.stages, 4, c.split};
   else if (c.split > 1 || c.stages > 2)
     config = c.m > 16 ? GemmConfig{32, 64, 128, c.stages, 4, c.split} : GemmConfig{16, 32, 128, c.stages, 4, c.split};
-  ASSERT_TRUE(gemm_a8w8_blockscale(*host.runtime, TensorRef::contiguous(out.data(), c.out, {c.m, c.n}),
-                                   TensorRef::contiguous(x.data(), c.in, {c.m, c.k}),
-                                   TensorRef::contiguous(w.data(), c.in, {c.n, c.k}), xScale,
-                                   TensorRef::contiguous(ws.data(), DType::f32, {nb, kb}), &error, config))
-      << error;
+  const bool ok = gemm_a8w8_blockscale(*host.runtime, TensorRef::contiguous(out.data(), c.out, {c.m, c.n}),
+                                       TensorRef::contiguous(x.data(), c.in, {c.m, c.k}),
+                                       TensorRef::contiguous(w.data(), c.in, {c.n, c.k}), xScale,
+                                       TensorRef::contiguous(ws.data(), DType::f32, {nb, kb}), &error, config);
+  // gfx942's 64 KiB of LDS cannot hold two 64x256 K steps.
+  if (!ok && c.tileN > 128 && host.runtime->target() == "gfx942" && error.find("may use at most") != std::string::npos)
+    GTEST_SKIP() << error;
+  ASSERT_TRUE(ok) << error;
   int64_t bad = 0;
   for (int64_t r = 0; r < c.m; ++r)
     for (int64_t col = 0; col < c.n; ++col) {
@@ -726,13 +729,16 @@ INSTANTIATE_TEST_SUITE_P(Host, GemmBlockScaleTest,
                                            BlockCase{DType::f8E4M3FNUZ, DType::f16, 70, 200, 700, 1, 3, true},
                                            // wgmma on sm_90a over a 6-step K loop, its
                                            // scales read from the ring; tails
-                                           BlockCase{DType::f8E4M3FN, DType::bf16, 130, 200, 700, 1, 2, false, true}),
+                                           BlockCase{DType::f8E4M3FN, DType::bf16, 130, 200, 700, 1, 2, false, 64},
+                                           // tiles wider than a scale block read a scale per column
+                                           BlockCase{DType::f8E4M3FN, DType::f32, 70, 300, 400, 1, 2, false, 256}),
                          [](const auto &info) {
                            const BlockCase &c = info.param;
                            return std::string(dsl::dtypeName(c.in)) + "_to_" + dsl::dtypeName(c.out) + "_" +
                                   std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
                                   "_split" + std::to_string(c.split) + "_stages" + std::to_string(c.stages) +
-                                  (c.xScaleKBlockMajor ? "_xs_kmajor" : "") + (c.wide ? "_64x64" : "");
+                                  (c.xScaleKBlockMajor ? "_xs_kmajor" : "") +
+                                  (c.tileN ? "_64x" + std::to_string(c.tileN) : "");
                          });
 
 TEST(GemmBlockScaleOp, RefusesMisshapenScales) {

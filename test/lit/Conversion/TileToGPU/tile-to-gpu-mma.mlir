@@ -74,3 +74,16 @@
 // SM90-COUNT-4:    memref.load %arg3[
 // SM90-NOT:        gpu.barrier
 // SM90:            gpu.return
+
+// Their product first, then one fma: each thread reads its 4 rows' X scales and W's one
+// scale once, multiplies per register, and the block's sum is added in the same instruction.
+// SM90-LABEL:    gpu.func @block_scaled_fma
+// SM90-NOT:        gpu.barrier
+// SM90:            nvvm.mma.sync
+// SM90-COUNT-4:    memref.load %arg2[
+// SM90:            memref.load %arg3[
+// SM90-NOT:        memref.load
+// SM90:            arith.mulf {{.*}} : vector<4xf32>
+// SM90:            math.fma {{.*}} : vector<4xf32>
+// SM90-NOT:        gpu.barrier
+// SM90:            gpu.return

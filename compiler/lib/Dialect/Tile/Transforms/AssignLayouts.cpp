@@ -232,15 +232,19 @@ private:
   }
 
   /// The MMA layout of a dot result that `v` meets in an elementwise op (through other
-  /// elementwise ops computed from that result), or null.
-  MmaLayoutAttr mmaLayoutMeeting(Value v) {
+  /// elementwise ops computed from that result), directly or after elementwise ops of its
+  /// own (two scales multiplied before they meet a block's sum), or null.
+  MmaLayoutAttr mmaLayoutMeeting(Value v, int depth = 4) {
     for (Operation *user : v.getUsers()) {
-      if (!user->hasTrait<OpTrait::Elementwise>())
+      if (!user->hasTrait<OpTrait::Elementwise>() || user->getNumResults() != 1)
         continue;
       for (Value other : user->getOperands())
         if (other != v)
           if (MmaLayoutAttr mma = dotLayoutReaching(other, /*depth=*/4))
             return mma;
+      if (depth > 0)
+        if (MmaLayoutAttr mma = mmaLayoutMeeting(user->getResult(0), depth - 1))
+          return mma;
     }
     return {};
   }

@@ -278,3 +278,31 @@ func.func @block_scaled_sum(%sx: !tile.shared<16x16xbf16>, %sw: !tile.shared<16x
   "test.use"(%r) : (tensor<16x32xf32>) -> ()
   return
 }
+
+// The same scales multiplied with each other before one fma into the block's sum (the
+// kernel's form, with W's one scale per tile): each broadcast still reaches the
+// accumulator's layout, through the product, so the scales' product is formed per register.
+// SM90-LABEL:  func.func @block_scaled_fma
+// SM90-NOT:      tile.convert_layout
+// SM90:          %[[SUM:.*]] = tile.dot {{.*}} -> tensor<16x32xf32, #[[MXMMA]]>
+// SM90:          %[[XW:.*]] = tile.broadcast %{{.*}} : {{.*}} -> tensor<16x32xf32, #[[MXMMA]]>
+// SM90:          %[[WW:.*]] = tile.broadcast %{{.*}} : {{.*}} -> tensor<16x32xf32, #[[MXMMA]]>
+// SM90:          %[[S:.*]] = arith.mulf %[[XW]], %[[WW]] : tensor<16x32xf32, #[[MXMMA]]>
+// SM90:          math.fma %[[SUM]], %[[S]], %{{.*}} : tensor<16x32xf32, #[[MXMMA]]>
+// SM90-NOT:      tile.convert_layout
+func.func @block_scaled_fma(%sx: !tile.shared<16x16xbf16>, %sw: !tile.shared<16x32xbf16>, %ssx: !tile.shared<16x1xf32>, %ssw: !tile.shared<1x1xf32>, %t: f32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %zero = arith.constant 0.0 : f32
+  %acc = tile.splat %zero : f32 -> tensor<16x32xf32>
+  %x = tile.shared_load %sx : !tile.shared<16x16xbf16> -> tensor<16x16xbf16>
+  %w = tile.shared_load %sw : !tile.shared<16x32xbf16> -> tensor<16x32xbf16>
+  %sum = tile.dot %x, %w, %acc : tensor<16x16xbf16>, tensor<16x32xbf16>, tensor<16x32xf32> -> tensor<16x32xf32>
+  %xs = tile.shared_load %ssx : !tile.shared<16x1xf32> -> tensor<16x1xf32>
+  %xw = tile.broadcast %xs : tensor<16x1xf32> -> tensor<16x32xf32>
+  %ws = tile.shared_load %ssw : !tile.shared<1x1xf32> -> tensor<1x1xf32>
+  %ww = tile.broadcast %ws : tensor<1x1xf32> -> tensor<16x32xf32>
+  %s = arith.mulf %xw, %ww : tensor<16x32xf32>
+  %total = tile.splat %t : f32 -> tensor<16x32xf32>
+  %r = math.fma %sum, %s, %total : tensor<16x32xf32>
+  "test.use"(%r) : (tensor<16x32xf32>) -> ()
+  return
+}
