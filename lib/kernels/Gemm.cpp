@@ -245,18 +245,33 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
     Value kBegin = programId(2) * int32_t(kPerSplit);
     Value kEnd = minimum(kBegin + int32_t(kPerSplit), int32_t(spec.k));
     Value kRange = arange(0, int32_t(c.blockK));
+    // An operand tile [rows, K step], bounds-checked only where a tile can cross a bound.
+    // X's rows always (M is known at launch); W's rows only when block N does not divide N
+    // (the grid covers N exactly otherwise); K only when block K does not divide it (K steps,
+    // and the splits' whole numbers of them, then end on K). Each check left out is a
+    // predicate less per copy in the K loop.
+    const bool kCovered = spec.k % c.blockK == 0, nCovered = spec.n % c.blockN == 0;
+    auto loadOperand = [&](const Tensor &t, Value rowIndex, Value kIndex, bool rowsCovered, Value offsets) {
+      Value mask;
+      if (!rowsCovered)
+        mask = rowIndex < t.size(0);
+      if (!kCovered)
+        mask = mask.valid() ? mask & (kIndex < t.size(1)) : kIndex < t.size(1);
+      return mask.valid() ? load(t.pointer, offsets, mask, constant(0, t.pointer.element)) : load(t.pointer, offsets);
+    };
+    auto loadX = [&](Value m, Value kIndex) { return loadOperand(x, m, kIndex, false, offsetsOf(x, {m, kIndex})); };
     // W[n, k] for `n` [c, 1] and `k` [1, K]. Preshuffled (AITER's shuffle_weight, layout
     // (16, 16)): rows in blocks of 16, each block's K in tiles of two 16-byte halves, a half
     // being 16 rows of 16 bytes.
     auto loadW = [&](Value n, Value kIndex) {
       if (!spec.wPreshuffled)
-        return load(w, {n, kIndex});
+        return loadOperand(w, n, kIndex, nCovered, offsetsOf(w, {n, kIndex}));
       // Shifts and masks, not divisions: the compiler proves 16-byte runs through them.
       const int32_t half = int32_t(16 / (bitWidth(stored) / 8)), halfBits = std::countr_zero(uint32_t(half));
       const int32_t tiles = int32_t(spec.k / (2 * half));
       Value tile = (n >> 4) * tiles + (kIndex >> (halfBits + 1));
       Value offsets = (((tile * 2 + ((kIndex >> halfBits) & 1)) * 16 + (n & 15)) * half) + (kIndex & (half - 1));
-      return load(w.pointer, offsets, inBounds(w, {n, kIndex}));
+      return loadOperand(w, n, kIndex, nCovered, offsets);
     };
     std::optional<Tensor> xBlockScale, wBlockScale, xMxScale, wMxScale;
     if (spec.mx) {
@@ -305,11 +320,11 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
                            Value ks = (k0 + kRange).expand(0);
                            if (c.skinny) {
                              // [rows, 1, K] x [1, cols, K]: products summed over K in f32.
-                             Value xs = load(x, {rows.expand(1), ks}).to(DType::f32).expand(1);
+                             Value xs = loadX(rows.expand(1), ks).to(DType::f32).expand(1);
                              Value ws = loadW(cols.expand(1), ks).to(DType::f32).expand(0);
                              return std::vector<Value>{sum[0] + (xs * ws).sum(2)};
                            }
-                           Value xTile = load(x, {rows.expand(1), ks});
+                           Value xTile = loadX(rows.expand(1), ks);
                            Value wTile = loadW(cols.expand(1), ks).trans();
                            if (!spec.blockScaled)
                              return std::vector<Value>{dot(xTile, wTile, sum[0])};
