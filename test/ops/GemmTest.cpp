@@ -28,6 +28,9 @@ using wavetile::test::HostBuffer;
 
 namespace {
 
+/// The op refused its configuration because the target lacks the shared memory for it.
+bool refusedForSharedMemory(const std::string &error) { return error.find("may use at most") != std::string::npos; }
+
 struct Case {
   DType in, out;
   int64_t m, n, k;
@@ -688,7 +691,7 @@ TEST_P(GemmBlockScaleTest, MatchesDoubleReference) {
                                        TensorRef::contiguous(w.data(), c.in, {c.n, c.k}), xScale,
                                        TensorRef::contiguous(ws.data(), DType::f32, {nb, kb}), &error, config);
   // gfx942's 64 KiB of LDS cannot hold two 64x256 K steps.
-  if (!ok && c.tileN > 128 && host.runtime->target() == "gfx942" && error.find("may use at most") != std::string::npos)
+  if (!ok && c.tileN > 128 && host.runtime->target() == "gfx942" && refusedForSharedMemory(error))
     GTEST_SKIP() << error;
   ASSERT_TRUE(ok) << error;
   int64_t bad = 0;
@@ -820,7 +823,7 @@ TEST(GemmOp, ShippedConfigurationsMatchTheReference) {
                                       TensorRef::contiguous(ws.data(), DType::f32, {1, n}), nullptr, &error, config)
                           : gemm_a16w16(*host.runtime, tout, TensorRef::contiguous(x.data(), DType::bf16, {m, k}),
                                         TensorRef::contiguous(w.data(), DType::bf16, {n, k}), nullptr, &error, config);
-      if (!ok && error.find("may use at most") != std::string::npos) {
+      if (!ok && refusedForSharedMemory(error)) {
         std::printf("skipped %s %s on %s: %s\n", op, config->key().c_str(), host.runtime->target().c_str(),
                     error.c_str());
         continue;
