@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One call of each named op shape (CASES=name:M:N,...) after warm-up, and of its peer (Triton,
+"""One call of each named op shape (CASES=name:M:N[:K],...) after warm-up, and of its peer (Triton,
 cuBLAS for gemm and fp8, the preshuffled-W kernel for bpreshuffle), for a profiler to capture (ncu), e.g.
 
     ncu --clock-control none --kernel-name regex:'rmsnorm|triton' --section SpeedOfLight \\
@@ -44,6 +44,8 @@ CASES = {
                                                                   scale_b=torch.ones((), device="cuda"),
                                                                   out_dtype=torch.bfloat16),
                          fp8_operands(m, n, n)),
+    # M x N x K (K given third, default N) block-scaled fp8 against torch._scaled_mm's blockwise path
+    "blockscale": lambda m, n, k=None: blockscale_operands(m, n, k or n),
     # M x N x 8192 fp8 gemm_a8w8 against the same product with W preshuffled (gemm_a8w8_bpreshuffle)
     "bpreshuffle": lambda m, n: (lambda x, w, ws, xs, s: b.ops.gemm_a8w8(x, w, xs, s),
                                  lambda x, w, ws, xs, s: b.ops.gemm_a8w8_bpreshuffle(x, ws, xs, s),
@@ -59,10 +61,24 @@ def fp8_operands(m, n, k):
             torch.rand(1, n, device="cuda") + 0.5)
 
 
+def blockscale_operands(m, n, k):
+    """gemm_a8w8_blockscale and cuBLAS's blockwise _scaled_mm (X scales outer-dim-major, W's
+    as [K/128, N/128]) on the same codes, as bench/h200/gemm_bench.py times them."""
+    kb = (k + 127) // 128
+    x = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
+    w = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)
+    xs = torch.rand(m, kb, device="cuda") / 50 + 1e-3
+    ws = torch.rand((n + 127) // 128, kb, device="cuda") / 50 + 1e-3
+    return (lambda x, w, xs, ws, xs_outer: b.ops.gemm_a8w8_blockscale(x, w, xs, ws),
+            lambda x, w, xs, ws, xs_outer: torch._scaled_mm(x, w.t(), scale_a=xs_outer, scale_b=ws.t(),
+                                                            out_dtype=torch.bfloat16),
+            (x, w, xs, ws, xs.t().contiguous().t()))
+
+
 def main():
     for spec in os.environ.get("CASES", "rmsnorm_quant:32768:7168,rmsnorm_quant:32768:4096").split(","):
-        name, m, n = spec.split(":")
-        ours, triton_fn, args = CASES[name](int(m), int(n))
+        name, *dims = spec.split(":")
+        ours, triton_fn, args = CASES[name](*(int(d) for d in dims))
         for fn in (ours,) if os.environ.get("ONLY_OURS") else (ours, triton_fn):
             fn(*args)
             fn(*args)
