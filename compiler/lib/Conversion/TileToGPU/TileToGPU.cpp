@@ -1842,9 +1842,12 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
     auto layout = dyn_cast_or_null<SharedLayoutAttr>(dest.getEncoding());
     if (layout && (layout.getVec() < n || layout.getOrder()[0] != dest.getRank() - 1))
       n = 1;
-    int64_t bytes = bytesOf(element, n);
-    if (bytes != 4 && bytes != 8 && bytes != 16)
+    if (int64_t groupBytes = bytesOf(element, n); groupBytes != 4 && groupBytes != 8 && groupBytes != 16)
       n = 1;
+    const int64_t bytes = bytesOf(element, n);
+    // On NVIDIA an element of 4 or 8 bytes is a cp.async of its own (a block scale): copied
+    // through registers, the loop would wait for its load before the barrier every iteration.
+    const bool asyncElements = n == 1 && !ctx.amd && (bytes == 4 || bytes == 8);
     // One group from `first` to `dst` (both aligned, in range if copied): copied whole if
     // `copied` (null: always), else zeros.
     auto copyGroup = [&](OpBuilder &b, Location l, Value first, Value dst, Value copied) {
@@ -1860,12 +1863,16 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
     };
     bool checkedAtCompileTime = n > 1 && access.groupsAllOrNothing(n) && sharedVectorWidth(t, dest) >= n;
     for (int64_t r = 0; r < t.registers; r += n) {
-      if (n == 1) {
+      if (n == 1 && !asyncElements) {
         copyOne(rw, r);
         continue;
       }
       Value first = extract(rw, loc, adaptor.getOffsets(), r);
       Value dst = sharedAddress(rw, loc, adaptor.getDest(), sharedIndex(rw, loc, dest, coords[r]), element);
+      if (asyncElements) {
+        copyGroup(rw, loc, first, dst, access.elementActive(rw, loc, first, maskOf(rw, r)));
+        continue;
+      }
       if (checkedAtCompileTime) { // the group's first mask stands for all of it
         copyGroup(rw, loc, first, dst, maskOf(rw, r));
         continue;

@@ -99,3 +99,46 @@ func.func @stage_known_aligned(%a: !tile.ptr<bf16> {tile.divisibility = 16 : i64
   tile.async_wait pending = 0
   return
 }
+
+#col = #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerBlock = [1, 1], order = [1, 0]>
+
+// A column of f32 (a block scale per row): one 4-byte element per thread is a cp.async.ca of
+// its own, its source size 0 where the row is masked off, instead of a load into registers
+// and a shared store that would wait for that load.
+// NV-LABEL: gpu.func @stage_scalar_column
+// NV-NOT:     scf.if
+// NV:         %[[SIZE:.*]] = arith.select %{{.*}}, %c4_i32, %c0_i32 : i32
+// NV:         nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache =  ca, %[[SIZE]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// NV-NOT:     llvm.load
+// NV-NOT:     memref.store
+// NV:         nvvm.cp.async.commit.group
+func.func @stage_scalar_column(%s: !tile.ptr<f32>, %ld: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 32 : i32} {
+  %rows = tile.arange 0 to 32 : tensor<32xi32, #tile.slice<dim = 1, parent = #col>>
+  %r2 = tile.expand_dims %rows axis = 1 : tensor<32xi32, #tile.slice<dim = 1, parent = #col>> -> tensor<32x1xi32, #col>
+  %lds = tile.splat %ld : i32 -> tensor<32x1xi32, #col>
+  %offsets = arith.muli %r2, %lds : tensor<32x1xi32, #col>
+  %ms = tile.splat %m : i32 -> tensor<32x1xi32, #col>
+  %mask = arith.cmpi slt, %r2, %ms : tensor<32x1xi32, #col>
+  %stage = tile.shared_alloc : !tile.shared<32x1xf32>
+  %token = tile.async_copy %s[%offsets], %stage mask %mask : !tile.ptr<f32>[tensor<32x1xi32, #col>], !tile.shared<32x1xf32>, tensor<32x1xi1, #col>
+  tile.async_wait pending = 0
+  return
+}
+
+// From a buffer view the element's own range check joins its mask in the source size.
+// NV-LABEL: gpu.func @stage_scalar_column_from_view
+// NV:         %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %arg1 : i32
+// NV:         %[[ACTIVE:.*]] = arith.andi %[[IN]], %{{.*}} : i1
+// NV-NEXT:    %[[SIZE:.*]] = arith.select %[[ACTIVE]], %c4_i32, %c0_i32 : i32
+// NV:         nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache =  ca, %[[SIZE]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
+func.func @stage_scalar_column_from_view(%s: !tile.ptr<f32>, %len: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 32 : i32} {
+  %rows = tile.arange 0 to 32 : tensor<32xi32, #tile.slice<dim = 1, parent = #col>>
+  %r2 = tile.expand_dims %rows axis = 1 : tensor<32xi32, #tile.slice<dim = 1, parent = #col>> -> tensor<32x1xi32, #col>
+  %ms = tile.splat %m : i32 -> tensor<32x1xi32, #col>
+  %mask = arith.cmpi slt, %r2, %ms : tensor<32x1xi32, #col>
+  %view = tile.make_buffer %s, %len : !tile.ptr<f32> -> !tile.buffer<f32>
+  %stage = tile.shared_alloc : !tile.shared<32x1xf32>
+  %token = tile.async_copy %view[%r2], %stage mask %mask : !tile.buffer<f32>[tensor<32x1xi32, #col>], !tile.shared<32x1xf32>, tensor<32x1xi1, #col>
+  tile.async_wait pending = 0
+  return
+}
