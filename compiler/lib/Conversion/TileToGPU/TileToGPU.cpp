@@ -1847,7 +1847,8 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
     const int64_t bytes = bytesOf(element, n);
     // On NVIDIA an element of 4 or 8 bytes is a cp.async of its own (a block scale): copied
     // through registers, the loop would wait for its load before the barrier every iteration.
-    const bool asyncElements = n == 1 && !ctx.amd && (bytes == 4 || bytes == 8);
+    // Only the element's owner issues it (a masked-off replica would write zeros over it).
+    const bool asyncElements = n == 1 && !ctx.amd && (bytes == 4 || bytes == 8) && t.blocked;
     // One group from `first` to `dst` (both aligned, in range if copied): copied whole if
     // `copied` (null: always), else zeros.
     auto copyGroup = [&](OpBuilder &b, Location l, Value first, Value dst, Value copied) {
@@ -1870,7 +1871,9 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
       Value first = extract(rw, loc, adaptor.getOffsets(), r);
       Value dst = sharedAddress(rw, loc, adaptor.getDest(), sharedIndex(rw, loc, dest, coords[r]), element);
       if (asyncElements) {
-        copyGroup(rw, loc, first, dst, access.elementActive(rw, loc, first, maskOf(rw, r)));
+        guardedEffect(rw, loc, ownerMask(rw, loc, ctx, t, r), [&](OpBuilder &b) {
+          copyGroup(b, loc, first, dst, access.elementActive(b, loc, first, maskOf(b, r)));
+        });
         continue;
       }
       if (checkedAtCompileTime) { // the group's first mask stands for all of it

@@ -142,3 +142,20 @@ func.func @stage_scalar_column_from_view(%s: !tile.ptr<f32>, %len: i32, %m: i32)
   tile.async_wait pending = 0
   return
 }
+
+// One f32 that every lane holds (a 128x128 block's one scale): only lane 0, its owner,
+// copies it; a replica's masked-off copy would write zeros over it.
+// NV-LABEL: gpu.func @stage_replicated_scalar
+// NV:         %[[OWNER:.*]] = arith.cmpi ult, %{{.*}}, %c1_i32 : i32
+// NV:         scf.if %[[OWNER]] {
+// NV:           nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache =  ca, %c4_i32 : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// NV:         }
+// NV-NOT:     nvvm.cp.async.shared.global
+// NV:         nvvm.cp.async.commit.group
+func.func @stage_replicated_scalar(%s: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 32 : i32} {
+  %offsets = arith.constant dense<0> : tensor<1x1xi32, #col>
+  %stage = tile.shared_alloc : !tile.shared<1x1xf32>
+  %token = tile.async_copy %s[%offsets], %stage : !tile.ptr<f32>[tensor<1x1xi32, #col>], !tile.shared<1x1xf32>
+  tile.async_wait pending = 0
+  return
+}
