@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 
 import torch  # noqa: E402
 
+import gemm_bench  # noqa: E402  (block-scaled operands and cuBLAS call)
 import ops_bench as b  # noqa: E402
 
 CASES = {
@@ -62,16 +63,11 @@ def fp8_operands(m, n, k):
 
 
 def blockscale_operands(m, n, k):
-    """gemm_a8w8_blockscale and cuBLAS's blockwise _scaled_mm (X scales outer-dim-major, W's
-    as [K/128, N/128]) on the same codes, as bench/h200/gemm_bench.py times them."""
-    kb = (k + 127) // 128
-    x = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
-    w = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn)
-    xs = torch.rand(m, kb, device="cuda") / 50 + 1e-3
-    ws = torch.rand((n + 127) // 128, kb, device="cuda") / 50 + 1e-3
+    """gemm_a8w8_blockscale and cuBLAS's blockwise _scaled_mm on bench/h200/gemm_bench.py's
+    operands, X's scales outer-dim-major for cuBLAS as that script passes them."""
+    x, w, xs, ws = gemm_bench.blockscale_case(m, n, k, torch.Generator(device="cuda").manual_seed(0))
     return (lambda x, w, xs, ws, xs_outer: b.ops.gemm_a8w8_blockscale(x, w, xs, ws),
-            lambda x, w, xs, ws, xs_outer: torch._scaled_mm(x, w.t(), scale_a=xs_outer, scale_b=ws.t(),
-                                                            out_dtype=torch.bfloat16),
+            lambda x, w, xs, ws, xs_outer: gemm_bench.cublas_blockscale(x, w, xs_outer, ws.t()),
             (x, w, xs, ws, xs.t().contiguous().t()))
 
 
