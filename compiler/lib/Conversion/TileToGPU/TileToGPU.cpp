@@ -1847,7 +1847,6 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
     const int64_t bytes = bytesOf(element, n);
     // On NVIDIA an element of 4 or 8 bytes is a cp.async of its own (a block scale): copied
     // through registers, the loop would wait for its load before the barrier every iteration.
-    // Only the element's owner issues it (a masked-off replica would write zeros over it).
     const bool asyncElements = n == 1 && !ctx.amd && (bytes == 4 || bytes == 8) && t.blocked;
     // One group from `first` to `dst` (both aligned, in range if copied): copied whole if
     // `copied` (null: always), else zeros.
@@ -1863,50 +1862,56 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
                               NVVM::LoadCacheModifierKindAttr::get(b.getContext(), cache), sourceBytes);
     };
     bool checkedAtCompileTime = n > 1 && access.groupsAllOrNothing(n) && sharedVectorWidth(t, dest) >= n;
-    for (int64_t r = 0; r < t.registers; r += n) {
+    // The copy of registers [r, r + n), element by element or as one group.
+    auto copyRegisters = [&](OpBuilder &b, int64_t r) {
       if (n == 1 && !asyncElements) {
-        copyOne(rw, r);
-        continue;
+        copyOne(b, r);
+        return;
       }
-      Value first = extract(rw, loc, adaptor.getOffsets(), r);
-      Value dst = sharedAddress(rw, loc, adaptor.getDest(), sharedIndex(rw, loc, dest, coords[r]), element);
+      Value first = extract(b, loc, adaptor.getOffsets(), r);
+      Value dst = sharedAddress(b, loc, adaptor.getDest(), sharedIndex(b, loc, dest, coords[r]), element);
       if (asyncElements) {
-        guardedEffect(rw, loc, ownerMask(rw, loc, ctx, t, r), [&](OpBuilder &b) {
-          copyGroup(b, loc, first, dst, access.elementActive(b, loc, first, maskOf(b, r)));
-        });
-        continue;
+        copyGroup(b, loc, first, dst, access.elementActive(b, loc, first, maskOf(b, r)));
+        return;
       }
       if (checkedAtCompileTime) { // the group's first mask stands for all of it
-        copyGroup(rw, loc, first, dst, maskOf(rw, r));
-        continue;
+        copyGroup(b, loc, first, dst, maskOf(b, r));
+        return;
       }
       Value allOn, allOff; // every mask set / every mask clear (null: no mask)
       for (int64_t i = 0; i < n; ++i) {
-        Value active = maskOf(rw, r + i);
+        Value active = maskOf(b, r + i);
         if (!active)
           continue;
-        allOn = andOf(rw, loc, allOn, active);
-        Value inactive = arith::XOrIOp::create(rw, loc, active, arith::ConstantIntOp::create(rw, loc, 1, 1));
-        allOff = andOf(rw, loc, allOff, inactive);
+        allOn = andOf(b, loc, allOn, active);
+        Value inactive = arith::XOrIOp::create(b, loc, active, arith::ConstantIntOp::create(b, loc, 1, 1));
+        allOff = andOf(b, loc, allOff, inactive);
       }
       // Every element of the group is copied (null: unconditionally).
-      Value full = andOf(rw, loc, allOn, access.groupInRange(rw, loc, first, n));
+      Value full = andOf(b, loc, allOn, access.groupInRange(b, loc, first, n));
       // NVIDIA zero-fills a fully masked group through the source size, so it is uniform too.
-      Value uniform = full && allOff && !ctx.amd ? Value(arith::OrIOp::create(rw, loc, full, allOff)) : full;
-      Value srcAligned = access.groupAligned(rw, loc, first, n);
-      Value fast = andOf(rw, loc, andOf(rw, loc, uniform, srcAligned), isAligned(rw, loc, dst, bytes));
+      Value uniform = full && allOff && !ctx.amd ? Value(arith::OrIOp::create(b, loc, full, allOff)) : full;
+      Value srcAligned = access.groupAligned(b, loc, first, n);
+      Value fast = andOf(b, loc, andOf(b, loc, uniform, srcAligned), isAligned(b, loc, dst, bytes));
       scf::IfOp::create(
-          rw, loc, fast,
-          [&](OpBuilder &b, Location l) {
+          b, loc, fast,
+          [&](OpBuilder &tb, Location l) {
             // On AMD the fast path only takes fully active groups.
-            copyGroup(b, l, first, dst, ctx.amd ? Value() : full);
-            scf::YieldOp::create(b, l);
+            copyGroup(tb, l, first, dst, ctx.amd ? Value() : full);
+            scf::YieldOp::create(tb, l);
           },
-          [&](OpBuilder &b, Location l) {
+          [&](OpBuilder &eb, Location l) {
             for (int64_t i = 0; i < n; ++i)
-              copyOne(b, r + i);
-            scf::YieldOp::create(b, l);
+              copyOne(eb, r + i);
+            scf::YieldOp::create(eb, l);
           });
+    };
+    // Where threads repeat elements (a tile smaller than the block, or a sliced layout) only
+    // each element's owner copies it: a masked-off repeat would write zeros over it, and the
+    // repeats' copies cost as much as the owner's.
+    for (int64_t r = 0; r < t.registers; r += n) {
+      Value owner = t.blocked ? ownerMask(rw, loc, ctx, t, r) : Value();
+      guardedEffect(rw, loc, owner, [&](OpBuilder &b) { copyRegisters(b, r); });
     }
     if (!ctx.amd)
       NVVM::CpAsyncCommitGroupOp::create(rw, loc); // one group per async_copy: async_wait counts them

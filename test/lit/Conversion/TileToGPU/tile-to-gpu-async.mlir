@@ -159,3 +159,37 @@ func.func @stage_replicated_scalar(%s: !tile.ptr<f32>) attributes {tile.kernel, 
   tile.async_wait pending = 0
   return
 }
+
+#rows4 = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [32, 1], warpsPerBlock = [1, 1], order = [1, 0]>
+
+// An 8x4 tile of bytes (e8m0 scales: 4 per row) in a layout of 4 bytes per thread, which a
+// warp covers four times over: lanes 0-7 own the rows and copy them, each as one 4-byte
+// cp.async; lanes 8-31 repeat them and copy nothing.
+// NV-LABEL: gpu.func @stage_replicated_group
+// NV:         %[[OWNER:.*]] = arith.cmpi ult, %{{.*}}, %c8_i32 : i32
+// NV:         scf.if %[[OWNER]] {
+// NV:           scf.if
+// NV:             nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 4, cache =  ca, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// NV:           else
+// NV-COUNT-4:     memref.store
+// NV:         }
+// NV-NOT:     nvvm.cp.async.shared.global
+// NV:         nvvm.cp.async.commit.group
+func.func @stage_replicated_group(%s: !tile.ptr<i8>, %ld: i32, %m: i32) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 32 : i32} {
+  %rows = tile.arange 0 to 8 : tensor<8xi32, #tile.slice<dim = 1, parent = #rows4>>
+  %cols = tile.arange 0 to 4 : tensor<4xi32, #tile.slice<dim = 0, parent = #rows4>>
+  %r2 = tile.expand_dims %rows axis = 1 : tensor<8xi32, #tile.slice<dim = 1, parent = #rows4>> -> tensor<8x1xi32, #rows4>
+  %c2 = tile.expand_dims %cols axis = 0 : tensor<4xi32, #tile.slice<dim = 0, parent = #rows4>> -> tensor<1x4xi32, #rows4>
+  %lds = tile.splat %ld : i32 -> tensor<8x1xi32, #rows4>
+  %rowStart = arith.muli %r2, %lds : tensor<8x1xi32, #rows4>
+  %rb = tile.broadcast %rowStart : tensor<8x1xi32, #rows4> -> tensor<8x4xi32, #rows4>
+  %cb = tile.broadcast %c2 : tensor<1x4xi32, #rows4> -> tensor<8x4xi32, #rows4>
+  %offsets = arith.addi %rb, %cb : tensor<8x4xi32, #rows4>
+  %ms = tile.splat %m : i32 -> tensor<8x1xi32, #rows4>
+  %inM = arith.cmpi slt, %r2, %ms : tensor<8x1xi32, #rows4>
+  %mask = tile.broadcast %inM : tensor<8x1xi1, #rows4> -> tensor<8x4xi1, #rows4>
+  %stage = tile.shared_alloc : !tile.shared<8x4xi8>
+  %token = tile.async_copy %s[%offsets], %stage mask %mask : !tile.ptr<i8>[tensor<8x4xi32, #rows4>], !tile.shared<8x4xi8>, tensor<8x4xi1, #rows4>
+  tile.async_wait pending = 0
+  return
+}

@@ -127,7 +127,7 @@ int64_t wavetile::tile::linearElement(const BlockedGeometry &g, ArrayRef<int64_t
 }
 
 BlockedLayoutAttr wavetile::tile::defaultBlockedLayout(MLIRContext *context, ArrayRef<int64_t> shape, int64_t vector,
-                                                       int64_t warpSize, int64_t numWarps) {
+                                                       int64_t warpSize, int64_t numWarps, int64_t minVector) {
   size_t rank = shape.size();
   int64_t elements = 1;
   for (int64_t d : shape)
@@ -137,7 +137,8 @@ BlockedLayoutAttr wavetile::tile::defaultBlockedLayout(MLIRContext *context, Arr
     order.push_back(unsigned(rank - 1 - i));
   // Fewer elements per thread when the tile cannot give every thread a full vector.
   int64_t fastest = shape[rank - 1];
-  int64_t v = std::max<int64_t>(1, std::min({vector, fastest, std::max<int64_t>(1, elements / (warpSize * numWarps))}));
+  int64_t wanted = std::max({int64_t(1), minVector, elements / (warpSize * numWarps)});
+  int64_t v = std::max<int64_t>(1, std::min({vector, fastest, wanted}));
   while (fastest % v)
     v /= 2;
   sizePerThread[rank - 1] = unsigned(v);

@@ -298,6 +298,14 @@ private:
     if (type.getEncoding())
       return;
     Attribute layout = defaultLayout(type);
+    // cp.async moves 4, 8 or 16 bytes: a thread holding a narrower run of a small tile would
+    // copy it through registers, and the pipelined loop would wait for that load. Its owner
+    // copies a 4-byte run instead; the threads that repeat it skip the copy.
+    if (auto copy = dyn_cast<AsyncCopyOp>(op);
+        copy && cpAsyncCopies() && !shapeLayouts.count(SmallVector<int64_t>(type.getShape()))) {
+      int64_t bits = std::max<int64_t>(8, copy.getDest().getType().getElementTypeBitWidth());
+      layout = defaultBlockedLayout(context, type.getShape(), 128 / bits, warpSize, numWarps, 32 / bits);
+    }
     for (Value operand : op->getOperands())
       if (auto t = dyn_cast<RankedTensorType>(operand.getType()); t && t.getShape() == type.getShape())
         desire(operand, layout);
@@ -642,6 +650,10 @@ private:
     SharedLayoutAttr swizzle = operandSharedLayout(context, type.getShape(), type.getElementType());
     if (readsOperands && swizzle)
       setSharedLayout(alloc, swizzle);
+  }
+
+  bool cpAsyncCopies() const {
+    return target && (*target == wavetile::atoms::Target::sm_90 || *target == wavetile::atoms::Target::sm_90a);
   }
 
   Attribute defaultLayout(RankedTensorType type) {

@@ -32,6 +32,8 @@
 // SM90-DAG:  #[[XLOADED:[a-z_0-9]+]] = #tile.slice<dim = 2, parent = #[[XBYTES]]>
 // SM90-DAG:  #[[MXBT:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #[[MXMMA]], transposed = true>
 // SM90-DAG:  #[[MXB:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #[[MXMMA]]>
+// SM90-DAG:  #[[RUN4:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [32, 1], warpsPerBlock = [4, 1], order = [1, 0]>
+// CDNA3-DAG: #[[RUN1:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 1], threadsPerWarp = [16, 4], warpsPerBlock = [4, 1], order = [1, 0]>
 // CDNA3-LABEL: func.func @gemm_tile
 // CDNA3:         %[[ZERO:.*]] = tile.splat {{.*}} -> tensor<64x64xf32, #[[MMA]]>
 // CDNA3:         scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (tensor<64x64xf32, #[[MMA]]>)
@@ -304,5 +306,28 @@ func.func @block_scaled_fma(%sx: !tile.shared<16x16xbf16>, %sw: !tile.shared<16x
   %total = tile.splat %t : f32 -> tensor<16x32xf32>
   %r = math.fma %sum, %s, %total : tensor<16x32xf32>
   "test.use"(%r) : (tensor<16x32xf32>) -> ()
+  return
+}
+
+// cp.async moves 4, 8 or 16 bytes: on NVIDIA a copied tile gives each thread at least a
+// 4-byte run even where the block then covers the tile twice (64x4 e8m0 scales, 128
+// threads); CDNA (and no target) keep one element per thread.
+// SM90-LABEL: func.func @stage_byte_scales
+// SM90:         tile.async_copy {{.*}} : !tile.ptr<i8>[tensor<64x4xi32, #[[RUN4]]>], !tile.shared<64x4xi8>
+// CDNA3-LABEL: func.func @stage_byte_scales
+// CDNA3:        tile.async_copy {{.*}} : !tile.ptr<i8>[tensor<64x4xi32, #[[RUN1]]>], !tile.shared<64x4xi8>
+func.func @stage_byte_scales(%s: !tile.ptr<i8>, %ld: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %rows = tile.arange 0 to 64 : tensor<64xi32>
+  %cols = tile.arange 0 to 4 : tensor<4xi32>
+  %r2 = tile.expand_dims %rows axis = 1 : tensor<64xi32> -> tensor<64x1xi32>
+  %c2 = tile.expand_dims %cols axis = 0 : tensor<4xi32> -> tensor<1x4xi32>
+  %lds = tile.splat %ld : i32 -> tensor<64x1xi32>
+  %rowStart = arith.muli %r2, %lds : tensor<64x1xi32>
+  %rb = tile.broadcast %rowStart : tensor<64x1xi32> -> tensor<64x4xi32>
+  %cb = tile.broadcast %c2 : tensor<1x4xi32> -> tensor<64x4xi32>
+  %offsets = arith.addi %rb, %cb : tensor<64x4xi32>
+  %stage = tile.shared_alloc : !tile.shared<64x4xi8>
+  %token = tile.async_copy %s[%offsets], %stage : !tile.ptr<i8>[tensor<64x4xi32>], !tile.shared<64x4xi8>
+  tile.async_wait pending = 0
   return
 }

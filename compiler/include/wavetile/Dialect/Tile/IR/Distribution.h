@@ -131,9 +131,10 @@ int64_t linearElement(const BlockedGeometry &g, llvm::ArrayRef<int64_t> shape, i
 
 /// The coalesced default layout for a tile: the last dimension fastest, `vector` contiguous
 /// elements per thread along it (reduced when the tile is too small to give every thread
-/// that many), lanes and then warps filling dimensions from the fastest.
-BlockedLayoutAttr defaultBlockedLayout(mlir::MLIRContext *context, llvm::ArrayRef<int64_t> shape,
-                                       int64_t vector, int64_t warpSize, int64_t numWarps);
+/// that many, but not below `minVector` where the last dimension holds it: threads then
+/// repeat elements), lanes and then warps filling dimensions from the fastest.
+BlockedLayoutAttr defaultBlockedLayout(mlir::MLIRContext *context, llvm::ArrayRef<int64_t> shape, int64_t vector,
+                                       int64_t warpSize, int64_t numWarps, int64_t minVector = 1);
 
 /// The layout for summing a tile over its last dimension within warps: warps split the
 /// other dimensions (the rows), lanes split the last in runs of about `run` elements, so the
