@@ -124,7 +124,10 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
     k.param("BLOCK", block);
     RowQuantizer quantizer(k, spec.quant, n, reach, spec.vectorAligned);
     Tensor input = declareInput(k);
-    Value row = programId(0);
+    // Per tensor the input is read twice. The amax pass walks the rows upward, so the last
+    // ones it read are still in L2: programs launched first take them (from the last row
+    // down). Row -1 of an empty input is masked off everywhere; its program writes the scale.
+    Value row = spec.quant.scheme == QuantScheme::DynamicPerTensor ? input.size(0) - 1 - programId(0) : programId(0);
     Value columns = arange(0, int32_t(block));
     auto read = [&](Value c) { return load(input, {row, c}).to(DType::f32); };
     std::optional<Value> scale;

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 using namespace wavetile;
@@ -176,6 +177,24 @@ TEST(QuantOp, Int8RoundsHalvesToEvenAndClamps) {
       << error;
   for (int64_t i = 0; i < n; ++i)
     EXPECT_EQ(int(q[i]), int(std::clamp(std::nearbyint(x[i] / scale), -128.f, 127.f))) << "x = " << x[i];
+}
+
+// No rows: the per-tensor scale of nothing is 1 (AITER's zero-amax rule), written by the
+// one quantizing program, which has no row of its own to write.
+TEST(QuantOp, DynamicPerTensorScaleOfNoRowsIsOne) {
+  std::string error;
+  if (const char *emulated = std::getenv("WAVETILE_TEST_EMULATE"); emulated && *emulated)
+    GTEST_SKIP() << "the emulator needs a nonzero extent for every pointer";
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  float input = 5.f, scale = NAN;
+  uint8_t out = 0x7f;
+  ASSERT_TRUE(dynamic_per_tensor_quant(*host.runtime, TensorRef::contiguous(&out, DType::f8E4M3FN, {0, 1}),
+                                       TensorRef::contiguous(&input, DType::f32, {0, 1}),
+                                       TensorRef::contiguous(&scale, DType::f32, {1}), &error))
+      << error;
+  EXPECT_EQ(scale, 1.f);
+  EXPECT_EQ(int(out), 0x7f);
 }
 
 // dequant of random codes and scales: out = decoded code * scale, rounded once to the
