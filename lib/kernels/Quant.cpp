@@ -130,17 +130,25 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
     Value row = spec.quant.scheme == QuantScheme::DynamicPerTensor ? input.size(0) - 1 - programId(0) : programId(0);
     Value columns = arange(0, int32_t(block));
     auto read = [&](Value c) { return load(input, {row, c}).to(DType::f32); };
+    // A tensor's scale is taken after the first load of the row is issued: reducing the amax
+    // partials takes barriers, which would otherwise hold the row's load back behind them.
+    const bool tensorScale =
+        spec.quant.scheme == QuantScheme::StaticPerTensor || spec.quant.scheme == QuantScheme::DynamicPerTensor;
     std::optional<Value> scale;
-    if (spec.quant.scheme == QuantScheme::StaticPerTensor || spec.quant.scheme == QuantScheme::DynamicPerTensor)
-      scale = quantizer.tensorScale();
     if (spec.columnsPerProgram()) {
       Value c0 = programId(1) * int32_t(block);
-      quantizer.storeChunk(row, c0, columns, read(c0 + columns), scale);
+      Value x = read(c0 + columns);
+      if (tensorScale)
+        scale = quantizer.tensorScale();
+      quantizer.storeChunk(row, c0, columns, x, scale);
       ifThen(programId(1) == 0, [&] { quantizer.finishRow(row, block); });
-    } else if (quantizer.needsRowScale() && block >= n) {
+    } else if (block >= n) { // the row in one chunk
       Value x = read(columns);
-      quantizer.storeChunk(row, constant(0, DType::i32), columns, x, quantizer.rowScale(row, abs(x).max(0)));
+      scale = tensorScale ? quantizer.tensorScale() : quantizer.rowScale(row, abs(x).max(0));
+      quantizer.storeChunk(row, constant(0, DType::i32), columns, x, scale);
     } else {
+      if (tensorScale)
+        scale = quantizer.tensorScale();
       if (quantizer.needsRowScale()) {
         Value amax = forRange(0, n, block, {zeros({block}, DType::f32)},
                               [&](Value c0, const std::vector<Value> &acc) {
