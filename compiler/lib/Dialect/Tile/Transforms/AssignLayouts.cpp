@@ -297,15 +297,10 @@ private:
     auto type = cast<RankedTensorType>(offsets.getType());
     if (type.getEncoding())
       return;
-    Attribute layout = defaultLayout(type);
     // cp.async moves 4, 8 or 16 bytes: a thread holding a narrower run of a small tile would
     // copy it through registers, and the pipelined loop would wait for that load. Its owner
     // copies a 4-byte run instead; the threads that repeat it skip the copy.
-    if (auto copy = dyn_cast<AsyncCopyOp>(op);
-        copy && cpAsyncCopies() && !shapeLayouts.count(SmallVector<int64_t>(type.getShape()))) {
-      int64_t bits = std::max<int64_t>(8, copy.getDest().getType().getElementTypeBitWidth());
-      layout = defaultBlockedLayout(context, type.getShape(), 128 / bits, warpSize, numWarps, 32 / bits);
-    }
+    Attribute layout = defaultLayout(type, isa<AsyncCopyOp>(op) && cpAsyncCopies() ? 32 : 0);
     for (Value operand : op->getOperands())
       if (auto t = dyn_cast<RankedTensorType>(operand.getType()); t && t.getShape() == type.getShape())
         desire(operand, layout);
@@ -656,13 +651,15 @@ private:
     return target && (*target == wavetile::atoms::Target::sm_90 || *target == wavetile::atoms::Target::sm_90a);
   }
 
-  Attribute defaultLayout(RankedTensorType type) {
+  /// The default layout for tiles of `type`'s shape; `minBits`: at least that many bits per
+  /// thread along the last dimension where it holds them.
+  Attribute defaultLayout(RankedTensorType type, int64_t minBits = 0) {
     SmallVector<int64_t> shape(type.getShape());
     if (auto it = shapeLayouts.find(shape); it != shapeLayouts.end())
       return it->second;
     auto it = memoryBits.find(shape);
     int64_t bits = it == memoryBits.end() ? 32 : it->second;
-    return defaultBlockedLayout(context, shape, 128 / bits, warpSize, numWarps);
+    return defaultBlockedLayout(context, shape, 128 / bits, warpSize, numWarps, minBits / bits);
   }
 
   /// The layout an op's tile result should have, given its (already typed) operands.
