@@ -25,6 +25,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace wavetile {
@@ -3002,6 +3003,54 @@ LogicalResult checkLayouts(func::FuncOp kernel) {
   return failure(result.wasInterrupted());
 }
 
+/// Narrow parts of words taken apart (`trunci(shr(v, shifts))`, each element of `v` a word
+/// and its shift a multiple of the narrow width) are the words reinterpreted: one bitcast of
+/// the distinct words, in little-endian part order, then a register permutation. A tile that
+/// broadcasts each word over its parts (a [.., n, 2] i32 tile of bf16 pairs) reaches here as
+/// duplicated extracts; without this LLVM computes each half apart and packs them back.
+struct WordPartsAsBitcast : OpRewritePattern<arith::TruncIOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::TruncIOp trunc, PatternRewriter &rw) const override {
+    auto type = dyn_cast<VectorType>(trunc.getType());
+    Operation *shift = trunc.getIn().getDefiningOp();
+    if (!type || type.getRank() != 1 || !isa_and_nonnull<arith::ShRUIOp, arith::ShRSIOp>(shift))
+      return failure();
+    auto words = shift->getOperand(0).getDefiningOp<vector::FromElementsOp>();
+    DenseIntElementsAttr amounts;
+    if (!words || !matchPattern(shift->getOperand(1), m_Constant(&amounts)))
+      return failure();
+    const unsigned narrow = type.getElementTypeBitWidth(),
+                   wide = cast<VectorType>(words.getType()).getElementTypeBitWidth();
+    if (wide % narrow != 0)
+      return failure();
+    const unsigned parts = wide / narrow;
+    SmallVector<Value> distinct;
+    llvm::DenseMap<Value, int64_t> wordIndex;
+    SmallVector<int64_t> positions;
+    for (auto [element, amount] : llvm::zip(words.getElements(), amounts.getValues<APInt>())) {
+      uint64_t bits = amount.getZExtValue();
+      if (bits % narrow != 0 || bits >= wide)
+        return failure();
+      auto [it, inserted] = wordIndex.try_emplace(element, int64_t(distinct.size()));
+      if (inserted)
+        distinct.push_back(element);
+      positions.push_back(it->second * parts + int64_t(bits / narrow));
+    }
+    Location loc = trunc.getLoc();
+    auto packed = vector::FromElementsOp::create(
+        rw, loc, VectorType::get({int64_t(distinct.size())}, words.getType().getElementType()), distinct);
+    Value reinterpreted = vector::BitCastOp::create(
+        rw, loc, VectorType::get({int64_t(distinct.size() * parts)}, type.getElementType()), packed);
+    bool inOrder = int64_t(positions.size()) == int64_t(distinct.size() * parts) &&
+                   llvm::all_of(llvm::enumerate(positions), [](auto p) { return p.value() == int64_t(p.index()); });
+    if (inOrder)
+      rw.replaceOp(trunc, reinterpreted);
+    else
+      rw.replaceOpWithNewOp<vector::ShuffleOp>(trunc, reinterpreted, reinterpreted, positions);
+    return success();
+  }
+};
+
 struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU> {
   using ConvertTileToGPUBase::ConvertTileToGPUBase;
 
@@ -3027,6 +3076,10 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
     for (func::FuncOp kernel : kernels)
       if (failed(convertKernel(kernel, gpuModule, amd)))
         return signalPassFailure();
+    RewritePatternSet peepholes(context);
+    peepholes.add<WordPartsAsBitcast>(context);
+    if (failed(applyPatternsGreedily(gpuModule, std::move(peepholes))))
+      return signalPassFailure();
   }
 
   LogicalResult convertKernel(func::FuncOp kernel, gpu::GPUModuleOp gpuModule, bool amd) {

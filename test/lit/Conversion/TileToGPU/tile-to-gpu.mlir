@@ -186,3 +186,59 @@ func.func @masks_lane_by_lane(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kern
   tile.store %c, %p[%i] mask %m : tensor<256xf32, #lanes>, !tile.ptr<f32>[tensor<256xi32, #lanes>], tensor<256xi1, #lanes>
   return
 }
+
+// -----
+
+// Words taken apart into their 16-bit halves (each word broadcast over a pair, shifted by 0 and
+// 16, truncated) are the words reinterpreted: one vector.bitcast, no shifts or truncations.
+// With the pair dimension fastest in registers (@halves_in_order) the halves are already in
+// order; with it slowest (@halves_permuted) a register permutation follows.
+#pairs = #tile.blocked<sizePerThread = [2, 2], threadsPerWarp = [64, 1], warpsPerBlock = [1, 1], order = [1, 0]>
+#pairs_t = #tile.blocked<sizePerThread = [2, 2], threadsPerWarp = [64, 1], warpsPerBlock = [1, 1], order = [0, 1]>
+#words = #tile.slice<dim = 1, parent = #pairs>
+#words_t = #tile.slice<dim = 1, parent = #pairs_t>
+#halves = #tile.slice<dim = 0, parent = #pairs>
+#halves_t = #tile.slice<dim = 0, parent = #pairs_t>
+// CHECK-LABEL: gpu.func @halves_in_order
+// CHECK:         %[[LOADED:.*]]:2 = scf.if
+// CHECK:         %[[WORDS:.*]] = vector.from_elements %[[LOADED]]#0, %[[LOADED]]#1 : vector<2xi32>
+// CHECK-NEXT:    %[[HALVES:.*]] = vector.bitcast %[[WORDS]] : vector<2xi32> to vector<4xi16>
+// CHECK-NEXT:    arith.bitcast %[[HALVES]] : vector<4xi16> to vector<4xbf16>
+// CHECK-NOT:     arith.shrsi
+// CHECK-LABEL: gpu.func @halves_permuted
+// CHECK:         %[[LOADED:.*]]:2 = scf.if
+// CHECK:         %[[WORDS:.*]] = vector.from_elements %[[LOADED]]#0, %[[LOADED]]#1 : vector<2xi32>
+// CHECK-NEXT:    %[[HALVES:.*]] = vector.bitcast %[[WORDS]] : vector<2xi32> to vector<4xi16>
+// CHECK-NEXT:    vector.shuffle %[[HALVES]], %[[HALVES]] [0, 2, 1, 3] : vector<4xi16>, vector<4xi16>
+// CHECK-NOT:     arith.shrui
+func.func @halves_in_order(%p: !tile.ptr<i32>) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 64 : i32} {
+  %i = tile.arange 0 to 128 : tensor<128xi32, #words>
+  %w = tile.load %p[%i] : !tile.ptr<i32>[tensor<128xi32, #words>] -> tensor<128xi32, #words>
+  %e = tile.expand_dims %w axis = 1 : tensor<128xi32, #words> -> tensor<128x1xi32, #pairs>
+  %b = tile.broadcast %e : tensor<128x1xi32, #pairs> -> tensor<128x2xi32, #pairs>
+  %h = tile.arange 0 to 2 : tensor<2xi32, #halves>
+  %sixteen = arith.constant dense<16> : tensor<2xi32, #halves>
+  %bits = arith.muli %h, %sixteen : tensor<2xi32, #halves>
+  %se = tile.expand_dims %bits axis = 0 : tensor<2xi32, #halves> -> tensor<1x2xi32, #pairs>
+  %s = tile.broadcast %se : tensor<1x2xi32, #pairs> -> tensor<128x2xi32, #pairs>
+  %shifted = arith.shrsi %b, %s : tensor<128x2xi32, #pairs>
+  %t = arith.trunci %shifted : tensor<128x2xi32, #pairs> to tensor<128x2xi16, #pairs>
+  %f = arith.bitcast %t : tensor<128x2xi16, #pairs> to tensor<128x2xbf16, #pairs>
+  "test.use"(%f) : (tensor<128x2xbf16, #pairs>) -> ()
+  return
+}
+func.func @halves_permuted(%p: !tile.ptr<i32>) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 64 : i32} {
+  %i = tile.arange 0 to 128 : tensor<128xi32, #words_t>
+  %w = tile.load %p[%i] : !tile.ptr<i32>[tensor<128xi32, #words_t>] -> tensor<128xi32, #words_t>
+  %e = tile.expand_dims %w axis = 1 : tensor<128xi32, #words_t> -> tensor<128x1xi32, #pairs_t>
+  %b = tile.broadcast %e : tensor<128x1xi32, #pairs_t> -> tensor<128x2xi32, #pairs_t>
+  %h = tile.arange 0 to 2 : tensor<2xi32, #halves_t>
+  %sixteen = arith.constant dense<16> : tensor<2xi32, #halves_t>
+  %bits = arith.muli %h, %sixteen : tensor<2xi32, #halves_t>
+  %se = tile.expand_dims %bits axis = 0 : tensor<2xi32, #halves_t> -> tensor<1x2xi32, #pairs_t>
+  %s = tile.broadcast %se : tensor<1x2xi32, #pairs_t> -> tensor<128x2xi32, #pairs_t>
+  %shifted = arith.shrui %b, %s : tensor<128x2xi32, #pairs_t>
+  %t = arith.trunci %shifted : tensor<128x2xi32, #pairs_t> to tensor<128x2xi16, #pairs_t>
+  "test.use"(%t) : (tensor<128x2xi16, #pairs_t>) -> ()
+  return
+}
