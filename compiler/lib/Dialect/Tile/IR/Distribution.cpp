@@ -479,10 +479,11 @@ BlockedLayoutAttr wavetile::tile::equivalentBlockedLayout(Attribute layout, Arra
     SmallVector<unsigned> order;
     for (size_t d = rank; d-- > 0;)
       order.push_back(unsigned(d));
-    llvm::stable_sort(order, [&](unsigned a, unsigned b) {
-      return std::pair(firstIndex(lanesOf, int(a)), firstIndex(warpsOf, int(a))) <
-             std::pair(firstIndex(lanesOf, int(b)), firstIndex(warpsOf, int(b)));
-    });
+    auto key = [&](unsigned d) {
+      bool inRegisters = sizePerThread[d] == shape[d];
+      return std::tuple(!inRegisters, firstIndex(lanesOf, int(d)), firstIndex(warpsOf, int(d)));
+    };
+    llvm::stable_sort(order, [&](unsigned a, unsigned b) { return key(a) < key(b); });
     auto candidate = BlockedLayoutAttr::get(layout.getContext(), sizePerThread, t, w, order);
     std::optional<BlockedGeometry> g = blockedGeometry(candidate, shape);
     if (!g || g->elementsPerThread() != held->registers)

@@ -195,11 +195,14 @@ private:
       // nibbles): the broadcast takes the layout that reshapes to the consumer's default in
       // registers, the vector its slice.
       ReshapeOp reshape;
-      for (Value v = broadcast.getResult(); v.hasOneUse() && !reshape;) { // through elementwise ops
+      // Through elementwise ops, conversions of the element type included (a word's halves
+      // truncated and read as bf16).
+      for (Value v = broadcast.getResult(); v.hasOneUse() && !reshape;) {
         Operation *user = *v.getUsers().begin();
         reshape = dyn_cast<ReshapeOp>(user);
-        if (!reshape && (!user->hasTrait<OpTrait::Elementwise>() || user->getNumResults() != 1 ||
-                         user->getResult(0).getType() != v.getType()))
+        auto result = user->getNumResults() == 1 ? dyn_cast<RankedTensorType>(user->getResult(0).getType()) : nullptr;
+        if (!reshape && (!user->hasTrait<OpTrait::Elementwise>() || !result ||
+                         result.getShape() != cast<RankedTensorType>(v.getType()).getShape()))
           break;
         v = user->getResult(0);
       }

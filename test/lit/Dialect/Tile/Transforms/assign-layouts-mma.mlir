@@ -26,8 +26,8 @@
 // CDNA3-DAG: #[[BT:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #[[MMA]], transposed = true>
 // SM90-DAG:  #[[SMBT:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #{{.*}}, transposed = true>
 // SM90-DAG:  #[[MXMMA:[a-z_0-9]+]] = #tile.mma<atom = "sm_90.mma_m16n8k16_f32_bf16_bf16", warpsPerBlock = [1, 4]>
-// SM90-DAG:  #[[XBYTES:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 1, 2], threadsPerWarp = [8, 4, 1], warpsPerBlock = [1, 1, 4], order = [1, 0, 2]>
-// SM90-DAG:  #[[WBYTES:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 1, 2], threadsPerWarp = [8, 4, 1], warpsPerBlock = [4, 1, 1], order = [1, 0, 2]>
+// SM90-DAG:  #[[XBYTES:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 1, 2], threadsPerWarp = [8, 4, 1], warpsPerBlock = [1, 1, 4], order = [2, 1, 0]>
+// SM90-DAG:  #[[WBYTES:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 1, 2], threadsPerWarp = [8, 4, 1], warpsPerBlock = [4, 1, 1], order = [2, 1, 0]>
 // SM90-DAG:  #[[MXA:[a-z_0-9]+]] = #tile.dot_operand<operand = 0, parent = #[[MXMMA]]>
 // SM90-DAG:  #[[XLOADED:[a-z_0-9]+]] = #tile.slice<dim = 2, parent = #[[XBYTES]]>
 // SM90-DAG:  #[[MXBT:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #[[MXMMA]], transposed = true>
@@ -179,7 +179,8 @@ func.func @scaled_tile(%pa: !tile.ptr<f8E4M3FN>, %pas: !tile.ptr<f8E8M0FNU>, %pb
 // elementwise. The bytes and scales are read from shared memory in slices of blocked layouts
 // that reshape to the operand layouts in registers (X: A, replicated over the 4 warps that
 // split N; W [N, K]: the transposed B), so the decoded tiles (4 bytes for each loaded one)
-// never convert through shared memory.
+// never convert through shared memory. A byte's two codes are the fastest registers of the
+// broadcast, as the operand's K pairs are (one 32-bit register of two bf16).
 // SM90-LABEL:  func.func @mx_operands_decoded_in_place
 // SM90-NOT:      tile.convert_layout
 // SM90:          tile.shared_load %{{.*}} -> tensor<16x16xi8, #[[XLOADED]]>
