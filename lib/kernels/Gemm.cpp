@@ -127,13 +127,18 @@ std::string GemmSpec::key() const {
                        (wScalePerColumn ? "channel" : "tensor")
                  : "") +
          (blockScaled ? (xScaleKBlockMajor ? "/blockscale_xs-kmajor" : "/blockscale") : "") +
-         (mx ? (scaledMma ? "/mxfp4" : "/mxfp4-bf16") : "") + (wPreshuffled ? "/bpreshuffle" : "") + "/" +
-         config.key() + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
+         (mx ? (scaledMma   ? "/mxfp4"
+                : bf16Pairs ? "/mxfp4-bf16x2"
+                            : "/mxfp4-bf16")
+             : "") +
+         (wPreshuffled ? "/bpreshuffle" : "") + "/" + config.key() + "/w" + std::to_string(warpSize) +
+         (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
 }
 
 void wavetile::ops::fitGemmConfig(GemmSpec &spec, std::string_view target) {
   spec.warpSize = OpRuntime::warpSizeOf(target);
   spec.scaledMma = spec.mx && !spec.config.skinny && hasScaledMxMma(target);
+  spec.bf16Pairs = spec.mx && !spec.config.skinny && !spec.scaledMma && target.starts_with("sm_");
   if (spec.blockScaled) {
     // A K step is a scale block. Where that is longer than asked, the ring keeps the bytes
     // asked for (at least double-buffered): its scales' ring comes on top.
@@ -303,19 +308,22 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
                              // Each code times its group's scale, exact in f32 and in bf16 (two
                              // significant bits times a power of two): the scaled instruction's
                              // products.
+                             // Matrix instructions take bf16, skinny tiles sum f32 products.
                              auto dequantized = [&](Value packed, Value scales, int64_t count) {
                                Value perElement = e8m0Value(scales)
+                                                      .to(spec.bf16Pairs ? DType::bf16 : DType::f32)
                                                       .expand(2)
                                                       .broadcastTo({count, c.blockK / 32, 32})
                                                       .reshape({count, c.blockK});
-                               return e2m1Value(e2m1Codes(packed)) * perElement;
+                               Value values = spec.bf16Pairs ? e2m1Bf16Pairs(packed) * perElement
+                                                             : e2m1Value(e2m1Codes(packed)) * perElement;
+                               return c.skinny ? values : values.to(DType::bf16);
                              };
                              Value xValues = dequantized(xBytes, xs, c.blockM);
                              Value wValues = dequantized(wBytes, ws, c.blockN);
                              if (c.skinny) // [rows, 1, K] x [1, cols, K]: exact products summed in f32
                                return std::vector<Value>{sum[0] + (xValues.expand(1) * wValues.expand(0)).sum(2)};
-                             return std::vector<Value>{
-                                 dot(xValues.to(DType::bf16), wValues.to(DType::bf16).trans(), sum[0])};
+                             return std::vector<Value>{dot(xValues, wValues.trans(), sum[0])};
                            }
                            Value ks = (k0 + kRange).expand(0);
                            if (c.skinny) {

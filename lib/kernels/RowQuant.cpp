@@ -70,6 +70,24 @@ Value wavetile::ops::e2m1Value(Value code) {
   return bits.bitcast(DType::f32) * std::ldexp(1.0, 126);
 }
 
+Value wavetile::ops::e2m1Bf16Pairs(Value bytes) {
+  // As e2m1Value, at bf16's lowest exponent bit and highest mantissa bit (bits 6-8 of each half)
+  // and its sign bit, both nibbles at once: the low one's magnitude moves up 6 bits and its sign
+  // 12, the high one's 18 and 24. The multiply by 2^126 is exact (bf16 arithmetic keeps
+  // denormals).
+  Value b = bytes.to(DType::i32) & 0xFF;
+  Value word = (((b << 6) | (b << 18)) & 0x01C001C0) | (((b << 12) | (b << 24)) & int32_t(0x80008000));
+  Shape shape = bytes.shape(), pairs = shape, codes = shape;
+  pairs.push_back(2);
+  codes.back() *= 2;
+  Value halves = arange(0, 2) * 16;
+  for (size_t d = 0; d < shape.size(); ++d)
+    halves = halves.expand(0);
+  // Taking the halves apart and back together lowers to one reinterpretation of the word.
+  Value bits = (word.expand(int(shape.size())).broadcastTo(pairs) >> halves.broadcastTo(pairs)).to(DType::i16);
+  return bits.bitcast(DType::bf16).reshape(codes) * std::ldexp(1.0, 126);
+}
+
 Value wavetile::ops::e8m0Value(Value bytes) {
   Value b = bytes.to(DType::i32) & 0xFF;
   return ((b << 23) | where(b == 0, 0x400000, where(b == 255, 1, 0))).bitcast(DType::f32);

@@ -79,6 +79,10 @@ dsl::Value e8m0ScaleOf(dsl::Value amax, MxScaleRound round);
 dsl::Value e2m1Codes(dsl::Value bytes);
 /// The f32 value of e2m1 codes (i32): sign, 2 exponent bits, 1 mantissa bit.
 dsl::Value e2m1Value(dsl::Value code);
+/// The bf16 values of the e2m1 codes packed in `bytes` [..., B] (i8): [..., 2B], element 2i
+/// from byte i's low nibble, each byte decoded as one 32-bit word of two bf16 (the low nibble's
+/// in the low half), which stays one register on targets with bf16 pair arithmetic.
+dsl::Value e2m1Bf16Pairs(dsl::Value bytes);
 /// The f32 value of e8m0 scale bytes (i8): 2^(b - 127); byte 0 is the f32 denormal 2^-127,
 /// byte 255 a NaN.
 dsl::Value e8m0Value(dsl::Value bytes);

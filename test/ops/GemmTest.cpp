@@ -849,10 +849,58 @@ TEST(GemmOp, ShippedConfigurationsMatchTheReference) {
   EXPECT_GT(ran, 10);
 }
 
-// MXFP4 × MXFP4: random codes and e8m0 scales around 2^0, against a double reference that
-// decodes e2m1 from its own table.
-TEST(GemmA4W4Op, MatchesDoubleReference) {
+// MXFP4 × MXFP4 against a double reference that decodes e2m1 from its own table: random codes,
+// e8m0 scale bytes drawn from the given ranges.
+void checkA4W4(int64_t m, int64_t n, int64_t k, std::optional<GemmConfig> config, std::pair<int, int> xExponents,
+               std::pair<int, int> wExponents) {
+  SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
   const float e2m1[] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::mt19937_64 rng = wavetile::test::freshGenerator();
+  std::uniform_int_distribution<int> byte(0, 255), xExponent(xExponents.first, xExponents.second),
+      wExponent(wExponents.first, wExponents.second);
+  std::vector<uint8_t> x(m * k / 2), w(n * k / 2), xs(m * k / 32), ws(n * k / 32);
+  for (auto &b : x)
+    b = uint8_t(byte(rng));
+  for (auto &b : w)
+    b = uint8_t(byte(rng));
+  for (auto &b : xs)
+    b = uint8_t(xExponent(rng));
+  for (auto &b : ws)
+    b = uint8_t(wExponent(rng));
+  auto value = [&](const std::vector<uint8_t> &packed, const std::vector<uint8_t> &scales, int64_t row, int64_t i) {
+    uint8_t code = (packed[row * k / 2 + i / 2] >> (i % 2 * 4)) & 15;
+    double v = (code & 8 ? -1 : 1) * e2m1[code & 7];
+    return v * std::ldexp(1.0, int(scales[row * k / 32 + i / 32]) - 127);
+  };
+  HostBuffer out(DType::f32, m * n);
+  out.poison();
+  ASSERT_TRUE(gemm_a4w4(*host.runtime, TensorRef::contiguous(out.data(), DType::f32, {m, n}),
+                        TensorRef::contiguous(x.data(), DType::f4E2M1FN, {m, k / 2}),
+                        TensorRef::contiguous(w.data(), DType::f4E2M1FN, {n, k / 2}),
+                        TensorRef::contiguous(xs.data(), DType::f8E8M0FNU, {m, k / 32}),
+                        TensorRef::contiguous(ws.data(), DType::f8E8M0FNU, {n, k / 32}), nullptr, &error, config))
+      << error;
+  int64_t bad = 0;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      double ref = 0, magnitude = 0;
+      for (int64_t i = 0; i < k; ++i) {
+        double p = value(x, xs, r, i) * value(w, ws, c, i);
+        ref += p;
+        magnitude += std::abs(p);
+      }
+      double got = out.get(r * n + c);
+      if (!(std::abs(got - ref) <= 2e-5 * magnitude + 1e-6) && bad++ < 5)
+        ADD_FAILURE() << "out[" << r << ", " << c << "] = " << got << ", expected " << ref;
+    }
+  EXPECT_EQ(bad, 0);
+}
+
+// Scales around 2^0.
+TEST(GemmA4W4Op, MatchesDoubleReference) {
   // Decode defaults, split-K, and 64×64 tiles (the block-scaled MFMA on gfx950 through the
   // emulator) without and (off gfx950) with a 3-stage ring, which carries the packed bytes
   // and scales to be decoded after it; 70 rows take the large-M default (a ring off gfx950).
@@ -869,50 +917,22 @@ TEST(GemmA4W4Op, MatchesDoubleReference) {
                                  {40, 48, 192, GemmConfig{64, 64, 64, 3, 4, 1}},
                                  {70, 40, 128, std::nullopt},
                                  {1, 72, 320, skinny({1, 16, 256, 1, 4, 1})},
-                                 {5, 40, 384, skinny({8, 16, 128, 1, 4, 2})}}) {
-    SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
-    std::string error;
-    wavetile::test::HostOps host;
-    ASSERT_TRUE(host.runtime);
-    std::mt19937_64 rng = wavetile::test::freshGenerator();
-    std::uniform_int_distribution<int> byte(0, 255), exponent(122, 132);
-    std::vector<uint8_t> x(m * k / 2), w(n * k / 2), xs(m * k / 32), ws(n * k / 32);
-    for (auto &b : x)
-      b = uint8_t(byte(rng));
-    for (auto &b : w)
-      b = uint8_t(byte(rng));
-    for (auto &b : xs)
-      b = uint8_t(exponent(rng));
-    for (auto &b : ws)
-      b = uint8_t(exponent(rng));
-    auto value = [&](const std::vector<uint8_t> &packed, const std::vector<uint8_t> &scales, int64_t row, int64_t i) {
-      uint8_t code = (packed[row * k / 2 + i / 2] >> (i % 2 * 4)) & 15;
-      double v = (code & 8 ? -1 : 1) * e2m1[code & 7];
-      return v * std::ldexp(1.0, int(scales[row * k / 32 + i / 32]) - 127);
-    };
-    HostBuffer out(DType::f32, m * n);
-    out.poison();
-    ASSERT_TRUE(gemm_a4w4(*host.runtime, TensorRef::contiguous(out.data(), DType::f32, {m, n}),
-                          TensorRef::contiguous(x.data(), DType::f4E2M1FN, {m, k / 2}),
-                          TensorRef::contiguous(w.data(), DType::f4E2M1FN, {n, k / 2}),
-                          TensorRef::contiguous(xs.data(), DType::f8E8M0FNU, {m, k / 32}),
-                          TensorRef::contiguous(ws.data(), DType::f8E8M0FNU, {n, k / 32}), nullptr, &error, config))
-        << error;
-    int64_t bad = 0;
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t c = 0; c < n; ++c) {
-        double ref = 0, magnitude = 0;
-        for (int64_t i = 0; i < k; ++i) {
-          double p = value(x, xs, r, i) * value(w, ws, c, i);
-          ref += p;
-          magnitude += std::abs(p);
-        }
-        double got = out.get(r * n + c);
-        if (!(std::abs(got - ref) <= 2e-5 * magnitude + 1e-6) && bad++ < 5)
-          ADD_FAILURE() << "out[" << r << ", " << c << "] = " << got << ", expected " << ref;
-      }
-    EXPECT_EQ(bad, 0);
-  }
+                                 {5, 40, 384, skinny({8, 16, 128, 1, 4, 2})}})
+    checkA4W4(m, n, k, config, {122, 132}, {122, 132});
+}
+
+// X's scales at bf16's smallest (byte 0 is the denormal 2^-127, so decoded values reach the
+// denormal 2^-128) and W's near its largest (up to 6 * 2^125): the products stay near 1, so a
+// decode that flushed denormals or overflowed would miss the reference. Tiles of 16, 32 and 64
+// rows in a ring (the decode the H200 tables use), and the skinny f32 decode.
+TEST(GemmA4W4Op, DecodesScalesAtTheEdgesOfBf16) {
+  using Config = std::optional<GemmConfig>;
+  for (auto [m, n, k, config] :
+       {std::tuple<int64_t, int64_t, int64_t, Config>{3, 40, 256, GemmConfig{16, 32, 128, 3, 4, 1}},
+        {20, 64, 256, GemmConfig{32, 64, 128, 3, 4, 1}},
+        {40, 48, 192, GemmConfig{64, 64, 64, 3, 4, 1}},
+        {1, 72, 320, skinny({1, 16, 256, 1, 4, 1})}})
+    checkA4W4(m, n, k, config, {0, 2}, {250, 252});
 }
 
 TEST(GemmA4W4Op, RefusesAKThatIsNotAMultipleOf32) {
