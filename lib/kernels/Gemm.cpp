@@ -307,8 +307,7 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
                                    scaledDot(unpackFp4(xBytes), xs, unpackFp4(wBytes).trans(), ws.trans(), sum[0])};
                              // Each code times its group's scale, exact in f32 and in bf16 (two
                              // significant bits times a power of two): the scaled instruction's
-                             // products.
-                             // Matrix instructions take bf16, skinny tiles sum f32 products.
+                             // products. Matrix instructions take bf16, skinny tiles sum f32.
                              auto dequantized = [&](Value packed, Value scales, int64_t count) {
                                Value perElement = e8m0Value(scales)
                                                       .to(spec.bf16Pairs ? DType::bf16 : DType::f32)

@@ -3021,7 +3021,7 @@ struct WordPartsAsBitcast : OpRewritePattern<arith::TruncIOp> {
       return failure();
     const unsigned narrow = type.getElementTypeBitWidth(),
                    wide = cast<VectorType>(words.getType()).getElementTypeBitWidth();
-    if (wide % narrow != 0)
+    if (narrow < 8 || wide % narrow != 0) // masks stay lane by lane
       return failure();
     const unsigned parts = wide / narrow;
     SmallVector<Value> distinct;
