@@ -49,17 +49,26 @@ Value wavetile::ops::e8m0ScaleOf(Value amax, MxScaleRound round) {
   return amax;
 }
 
-Value wavetile::ops::e2m1Codes(Value bytes) {
-  Shape shape = bytes.shape(), pairs = shape;
+namespace {
+/// `v` [..., n] (i32) broadcast over a new last dimension of 2, shifted right by 0 and by
+/// `shift`: each value's two parts, [..., n, 2].
+Value twoParts(Value v, int32_t shift) {
+  Shape shape = v.shape(), pairs = shape;
   pairs.push_back(2);
-  Shape codes(shape);
-  codes.back() *= 2;
-  const int axis = int(shape.size());
-  Value shifts = arange(0, 2) * 4;
+  Value shifts = arange(0, 2) * shift;
   for (size_t d = 0; d < shape.size(); ++d)
     shifts = shifts.expand(0);
-  Value b = (bytes.to(DType::i32) & 0xFF).expand(axis).broadcastTo(pairs);
-  return ((b >> shifts.broadcastTo(pairs)) & 15).reshape(codes);
+  return v.expand(int(shape.size())).broadcastTo(pairs) >> shifts.broadcastTo(pairs);
+}
+
+Shape doubledLast(Shape shape) {
+  shape.back() *= 2;
+  return shape;
+}
+} // namespace
+
+Value wavetile::ops::e2m1Codes(Value bytes) {
+  return (twoParts(bytes.to(DType::i32) & 0xFF, 4) & 15).reshape(doubledLast(bytes.shape()));
 }
 
 Value wavetile::ops::e2m1Value(Value code) {
@@ -77,15 +86,9 @@ Value wavetile::ops::e2m1Bf16Pairs(Value bytes) {
   // denormals).
   Value b = bytes.to(DType::i32) & 0xFF;
   Value word = (((b << 6) | (b << 18)) & 0x01C001C0) | (((b << 12) | (b << 24)) & int32_t(0x80008000));
-  Shape shape = bytes.shape(), pairs = shape, codes = shape;
-  pairs.push_back(2);
-  codes.back() *= 2;
-  Value halves = arange(0, 2) * 16;
-  for (size_t d = 0; d < shape.size(); ++d)
-    halves = halves.expand(0);
   // Taking the halves apart and back together lowers to one reinterpretation of the word.
-  Value bits = (word.expand(int(shape.size())).broadcastTo(pairs) >> halves.broadcastTo(pairs)).to(DType::i16);
-  return bits.bitcast(DType::bf16).reshape(codes) * std::ldexp(1.0, 126);
+  Value bits = twoParts(word, 16).to(DType::i16).bitcast(DType::bf16);
+  return bits.reshape(doubledLast(bytes.shape())) * std::ldexp(1.0, 126);
 }
 
 Value wavetile::ops::e8m0Value(Value bytes) {
