@@ -66,7 +66,10 @@ public:
           startAccumulator(acc, mma);
           for (auto [index, operand] : llvm::enumerate(operands)) {
             loadOperandDirectly(operand, DotOperandLayoutAttr::get(context, unsigned(index), mma));
-            if (dot)
+            // An operand the warps share (A across warps along N, B across warps along M) is
+            // decoded once, spread over every warp, and reaches them through shared memory:
+            // in its operand layout each warp sharing it would decode all of it again.
+            if (dot && index < 2 && mma.getWarpsPerBlock()[1 - index] == 1)
               decodeOperandInPlace(operand, DotOperandLayoutAttr::get(context, unsigned(index), mma));
           }
         }
@@ -365,22 +368,33 @@ private:
     std::stable_sort(candidates.begin(), candidates.end(), [](const auto *x, const auto *y) {
       return std::make_pair(x->m * x->n, x->k) > std::make_pair(y->m * y->n, y->k);
     });
+    const bool aDecoded = !blockScaled && decodedInRegisters(aValue),
+               bDecoded = !blockScaled && decodedInRegisters(bValue);
     for (const auto *atom : candidates) {
       if (m % atom->m || n % atom->n || k % atom->k)
         continue;
       // Of the warp splits the tile divides, the one whose warps read the fewest operand
       // elements per K step (m/warpsM rows of A plus n/warpsN columns of B); ties go to
-      // more warps along M.
+      // more warps along M. An operand decoded in registers costs its decode too: in place
+      // where one warp holds each of its elements, else once spread over all warps and then
+      // stored and read back through shared memory.
       std::optional<std::pair<int64_t, int64_t>> best;
-      int64_t bestReads = 0;
+      int64_t bestCost = 0;
       for (int64_t warpsM = numWarps; warpsM >= 1; warpsM /= 2) {
         int64_t warpsN = numWarps / warpsM;
         if (warpsM * warpsN != numWarps || m % (atom->m * warpsM) || n % (atom->n * warpsN))
           continue;
-        int64_t reads = m / warpsM + n / warpsN;
-        if (!best || reads < bestReads) {
+        auto cost = [&](int64_t extent, int64_t split, int64_t sharers, bool decoded) {
+          if (!decoded)
+            return extent / split;
+          if (sharers == 1)
+            return kDecodeCost * extent / split;
+          return (kDecodeCost + 1) * extent / numWarps + extent / split;
+        };
+        int64_t total = cost(m, warpsM, warpsN, aDecoded) + cost(n, warpsN, warpsM, bDecoded);
+        if (!best || total < bestCost) {
           best = {warpsM, warpsN};
-          bestReads = reads;
+          bestCost = total;
         }
       }
       if (!best)
@@ -527,6 +541,26 @@ private:
       desired.try_emplace(source, transposed(layout));
   }
 
+  /// Instructions to decode an element of an operand decoded in registers (MXFP4 as bf16
+  /// pairs: about 3.5), against one to store or read it through shared memory.
+  static constexpr int64_t kDecodeCost = 4;
+
+  /// The elementwise computation that decodes `decoded` from reshapes (of broadcast
+  /// narrower loads), with the reshapes; empty when it is not decoded so.
+  SetVector<Value> decodeComputation(Value decoded, SmallVector<Operation *> *reshapes) {
+    SetVector<Value> computation = elementwiseComputation(
+        decoded, [](Operation *def) { return isa<ReshapeOp>(def); }, reshapes);
+    return reshapes->empty() ? SetVector<Value>() : computation;
+  }
+
+  /// Whether the dot operand `operand` (or the tile it transposes) is decoded in registers.
+  bool decodedInRegisters(Value operand) {
+    if (auto trans = operand.getDefiningOp<TransOp>())
+      operand = trans.getSource();
+    SmallVector<Operation *> reshapes;
+    return !decodeComputation(operand, &reshapes).empty();
+  }
+
   /// A dot operand decoded in registers from narrower loaded values (MXFP4: each byte
   /// broadcast over its two codes, each e8m0 scale over its 32, reshaped to the operand's
   /// shape, then elementwise arithmetic) is decoded in the operand layout: the broadcasts take
@@ -540,9 +574,8 @@ private:
       layout = transposed(layout);
     }
     SmallVector<Operation *> reshapes;
-    SetVector<Value> computation = elementwiseComputation(
-        decoded, [](Operation *def) { return isa<ReshapeOp>(def); }, &reshapes);
-    if (computation.empty() || reshapes.empty())
+    SetVector<Value> computation = decodeComputation(decoded, &reshapes);
+    if (computation.empty())
       return;
     // Each reshape's source: elementwise ops on a broadcast of an expanded tile computed
     // elementwise from loads. All of them or none: a reshape left in another layout would move

@@ -26,10 +26,8 @@
 // CDNA3-DAG: #[[BT:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #[[MMA]], transposed = true>
 // SM90-DAG:  #[[SMBT:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #{{.*}}, transposed = true>
 // SM90-DAG:  #[[MXMMA:[a-z_0-9]+]] = #tile.mma<atom = "sm_90.mma_m16n8k16_f32_bf16_bf16", warpsPerBlock = [1, 4]>
-// SM90-DAG:  #[[XBYTES:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 1, 2], threadsPerWarp = [8, 4, 1], warpsPerBlock = [1, 1, 4], order = [2, 1, 0]>
 // SM90-DAG:  #[[WBYTES:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 1, 2], threadsPerWarp = [8, 4, 1], warpsPerBlock = [4, 1, 1], order = [2, 1, 0]>
 // SM90-DAG:  #[[MXA:[a-z_0-9]+]] = #tile.dot_operand<operand = 0, parent = #[[MXMMA]]>
-// SM90-DAG:  #[[XLOADED:[a-z_0-9]+]] = #tile.slice<dim = 2, parent = #[[XBYTES]]>
 // SM90-DAG:  #[[MXBT:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #[[MXMMA]], transposed = true>
 // SM90-DAG:  #[[MXB:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #[[MXMMA]]>
 // SM90-DAG:  #[[RUN4:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [32, 1], warpsPerBlock = [4, 1], order = [1, 0]>
@@ -176,29 +174,29 @@ func.func @scaled_tile(%pa: !tile.ptr<f8E4M3FN>, %pas: !tile.ptr<f8E8M0FNU>, %pb
 
 // MXFP4 operands decoded in registers (gemm_a4w4 off gfx950): each byte broadcast over its
 // two codes and each e8m0 scale over its 32 of K, reshaped to the operand's shape, decoded
-// elementwise. The bytes and scales are read from shared memory in slices of blocked layouts
-// that reshape to the operand layouts in registers (X: A, replicated over the 4 warps that
-// split N; W [N, K]: the transposed B), so the decoded tiles (4 bytes for each loaded one)
-// never convert through shared memory. A byte's two codes are the fastest registers of the
-// broadcast, as the operand's K pairs are (one 32-bit register of two bf16).
+// elementwise. Decoding costs more than moving: of the 32x64 tile's warp splits the dot takes
+// [1, 4] (fewest reads alone would tie it with [2, 2]), where each warp holds its own columns
+// of W. W [N, K] (the transposed B) is decoded in place: its bytes and scales are read from
+// shared memory in slices of blocked layouts that reshape to the operand layout in registers,
+// a byte's two codes in adjacent registers as the operand's K pairs are. X (A), which all 4
+// warps share, is decoded once in a layout spread over the warps and converted to the operand
+// layout through shared memory.
 // SM90-LABEL:  func.func @mx_operands_decoded_in_place
 // SM90-NOT:      tile.convert_layout
-// SM90:          tile.shared_load %{{.*}} -> tensor<16x16xi8, #[[XLOADED]]>
-// SM90:          tile.broadcast {{.*}} -> tensor<16x16x2xi32, #[[XBYTES]]>
-// SM90:          tile.reshape {{.*}} -> tensor<16x32xi32, #[[MXA]]>
-// SM90:          tile.shared_load %{{.*}} -> tensor<16x1xi8, #{{slice[0-9]*}}>
-// SM90:          tile.broadcast {{.*}} -> tensor<16x1x32xf32, #{{blocked[0-9]*}}>
-// SM90:          tile.reshape {{.*}} -> tensor<16x32xf32, #[[MXA]]>
-// SM90:          arith.truncf {{.*}} to tensor<16x32xbf16, #[[MXA]]>
-// SM90:          tile.broadcast {{.*}} -> tensor<32x16x2xi32, #[[WBYTES]]>
-// SM90:          tile.reshape {{.*}} -> tensor<32x32xi32, #[[MXBT]]>
-// SM90:          tile.reshape {{.*}} -> tensor<32x32xf32, #[[MXBT]]>
-// SM90:          tile.trans {{.*}} -> tensor<32x32xbf16, #[[MXB]]>
+// SM90:          tile.reshape {{.*}} -> tensor<32x32xi32, #[[XSPREAD:blocked[0-9]*]]>
+// SM90:          tile.reshape {{.*}} -> tensor<32x32xf32, #[[XSPREAD]]>
+// SM90:          %[[X:.*]] = arith.truncf {{.*}} to tensor<32x32xbf16, #[[XSPREAD]]>
 // SM90-NOT:      tile.convert_layout
-// SM90:          tile.dot
-func.func @mx_operands_decoded_in_place(%sx: !tile.shared<16x16xi8>, %ssx: !tile.shared<16x1xi8>, %sw: !tile.shared<32x16xi8>, %ssw: !tile.shared<32x1xi8>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+// SM90:          tile.broadcast {{.*}} -> tensor<64x16x2xi32, #[[WBYTES]]>
+// SM90:          tile.reshape {{.*}} -> tensor<64x32xi32, #[[MXBT]]>
+// SM90:          tile.reshape {{.*}} -> tensor<64x32xf32, #[[MXBT]]>
+// SM90:          tile.trans {{.*}} -> tensor<32x64xbf16, #[[MXB]]>
+// SM90:          %[[XA:.*]] = tile.convert_layout %[[X]] : tensor<32x32xbf16, #[[XSPREAD]]> -> tensor<32x32xbf16, #[[MXA]]>
+// SM90-NOT:      tile.convert_layout
+// SM90:          tile.dot %[[XA]]
+func.func @mx_operands_decoded_in_place(%sx: !tile.shared<32x16xi8>, %ssx: !tile.shared<32x1xi8>, %sw: !tile.shared<64x16xi8>, %ssw: !tile.shared<64x1xi8>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
   %zero = arith.constant 0.0 : f32
-  %acc = tile.splat %zero : f32 -> tensor<16x32xf32>
+  %acc = tile.splat %zero : f32 -> tensor<32x64xf32>
   %c4 = arith.constant 4 : i32
   %c15 = arith.constant 15 : i32
   %c23 = arith.constant 23 : i32
@@ -207,49 +205,49 @@ func.func @mx_operands_decoded_in_place(%sx: !tile.shared<16x16xi8>, %ssx: !tile
   %bits = arith.muli %nibbles, %four : tensor<2xi32>
   %bits2 = tile.expand_dims %bits axis = 0 : tensor<2xi32> -> tensor<1x2xi32>
   %shift = tile.expand_dims %bits2 axis = 0 : tensor<1x2xi32> -> tensor<1x1x2xi32>
-  %xb = tile.shared_load %sx : !tile.shared<16x16xi8> -> tensor<16x16xi8>
-  %xi = arith.extui %xb : tensor<16x16xi8> to tensor<16x16xi32>
-  %xe = tile.expand_dims %xi axis = 2 : tensor<16x16xi32> -> tensor<16x16x1xi32>
-  %xbb = tile.broadcast %xe : tensor<16x16x1xi32> -> tensor<16x16x2xi32>
-  %xshift = tile.broadcast %shift : tensor<1x1x2xi32> -> tensor<16x16x2xi32>
-  %xsh = arith.shrui %xbb, %xshift : tensor<16x16x2xi32>
-  %xmask = tile.splat %c15 : i32 -> tensor<16x16x2xi32>
-  %xn = arith.andi %xsh, %xmask : tensor<16x16x2xi32>
-  %xcodes = tile.reshape %xn : tensor<16x16x2xi32> -> tensor<16x32xi32>
-  %xf = arith.sitofp %xcodes : tensor<16x32xi32> to tensor<16x32xf32>
-  %xsb = tile.shared_load %ssx : !tile.shared<16x1xi8> -> tensor<16x1xi8>
-  %xsi = arith.extui %xsb : tensor<16x1xi8> to tensor<16x1xi32>
-  %xs23 = tile.splat %c23 : i32 -> tensor<16x1xi32>
-  %xsbits = arith.shli %xsi, %xs23 : tensor<16x1xi32>
-  %xsf = arith.bitcast %xsbits : tensor<16x1xi32> to tensor<16x1xf32>
-  %xse = tile.expand_dims %xsf axis = 2 : tensor<16x1xf32> -> tensor<16x1x1xf32>
-  %xsbb = tile.broadcast %xse : tensor<16x1x1xf32> -> tensor<16x1x32xf32>
-  %xscale = tile.reshape %xsbb : tensor<16x1x32xf32> -> tensor<16x32xf32>
-  %xv = arith.mulf %xf, %xscale : tensor<16x32xf32>
-  %xd = arith.truncf %xv : tensor<16x32xf32> to tensor<16x32xbf16>
-  %wb = tile.shared_load %sw : !tile.shared<32x16xi8> -> tensor<32x16xi8>
-  %wi = arith.extui %wb : tensor<32x16xi8> to tensor<32x16xi32>
-  %we = tile.expand_dims %wi axis = 2 : tensor<32x16xi32> -> tensor<32x16x1xi32>
-  %wbb = tile.broadcast %we : tensor<32x16x1xi32> -> tensor<32x16x2xi32>
-  %wshift = tile.broadcast %shift : tensor<1x1x2xi32> -> tensor<32x16x2xi32>
-  %wsh = arith.shrui %wbb, %wshift : tensor<32x16x2xi32>
-  %wmask = tile.splat %c15 : i32 -> tensor<32x16x2xi32>
-  %wn = arith.andi %wsh, %wmask : tensor<32x16x2xi32>
-  %wcodes = tile.reshape %wn : tensor<32x16x2xi32> -> tensor<32x32xi32>
-  %wf = arith.sitofp %wcodes : tensor<32x32xi32> to tensor<32x32xf32>
-  %wsb = tile.shared_load %ssw : !tile.shared<32x1xi8> -> tensor<32x1xi8>
-  %wsi = arith.extui %wsb : tensor<32x1xi8> to tensor<32x1xi32>
-  %ws23 = tile.splat %c23 : i32 -> tensor<32x1xi32>
-  %wsbits = arith.shli %wsi, %ws23 : tensor<32x1xi32>
-  %wsf = arith.bitcast %wsbits : tensor<32x1xi32> to tensor<32x1xf32>
-  %wse = tile.expand_dims %wsf axis = 2 : tensor<32x1xf32> -> tensor<32x1x1xf32>
-  %wsbb = tile.broadcast %wse : tensor<32x1x1xf32> -> tensor<32x1x32xf32>
-  %wscale = tile.reshape %wsbb : tensor<32x1x32xf32> -> tensor<32x32xf32>
-  %wv = arith.mulf %wf, %wscale : tensor<32x32xf32>
-  %wd = arith.truncf %wv : tensor<32x32xf32> to tensor<32x32xbf16>
-  %wt = tile.trans %wd [1, 0] : tensor<32x32xbf16> -> tensor<32x32xbf16>
-  %r = tile.dot %xd, %wt, %acc : tensor<16x32xbf16>, tensor<32x32xbf16>, tensor<16x32xf32> -> tensor<16x32xf32>
-  "test.use"(%r) : (tensor<16x32xf32>) -> ()
+  %xb = tile.shared_load %sx : !tile.shared<32x16xi8> -> tensor<32x16xi8>
+  %xi = arith.extui %xb : tensor<32x16xi8> to tensor<32x16xi32>
+  %xe = tile.expand_dims %xi axis = 2 : tensor<32x16xi32> -> tensor<32x16x1xi32>
+  %xbb = tile.broadcast %xe : tensor<32x16x1xi32> -> tensor<32x16x2xi32>
+  %xshift = tile.broadcast %shift : tensor<1x1x2xi32> -> tensor<32x16x2xi32>
+  %xsh = arith.shrui %xbb, %xshift : tensor<32x16x2xi32>
+  %xmask = tile.splat %c15 : i32 -> tensor<32x16x2xi32>
+  %xn = arith.andi %xsh, %xmask : tensor<32x16x2xi32>
+  %xcodes = tile.reshape %xn : tensor<32x16x2xi32> -> tensor<32x32xi32>
+  %xf = arith.sitofp %xcodes : tensor<32x32xi32> to tensor<32x32xf32>
+  %xsb = tile.shared_load %ssx : !tile.shared<32x1xi8> -> tensor<32x1xi8>
+  %xsi = arith.extui %xsb : tensor<32x1xi8> to tensor<32x1xi32>
+  %xs23 = tile.splat %c23 : i32 -> tensor<32x1xi32>
+  %xsbits = arith.shli %xsi, %xs23 : tensor<32x1xi32>
+  %xsf = arith.bitcast %xsbits : tensor<32x1xi32> to tensor<32x1xf32>
+  %xse = tile.expand_dims %xsf axis = 2 : tensor<32x1xf32> -> tensor<32x1x1xf32>
+  %xsbb = tile.broadcast %xse : tensor<32x1x1xf32> -> tensor<32x1x32xf32>
+  %xscale = tile.reshape %xsbb : tensor<32x1x32xf32> -> tensor<32x32xf32>
+  %xv = arith.mulf %xf, %xscale : tensor<32x32xf32>
+  %xd = arith.truncf %xv : tensor<32x32xf32> to tensor<32x32xbf16>
+  %wb = tile.shared_load %sw : !tile.shared<64x16xi8> -> tensor<64x16xi8>
+  %wi = arith.extui %wb : tensor<64x16xi8> to tensor<64x16xi32>
+  %we = tile.expand_dims %wi axis = 2 : tensor<64x16xi32> -> tensor<64x16x1xi32>
+  %wbb = tile.broadcast %we : tensor<64x16x1xi32> -> tensor<64x16x2xi32>
+  %wshift = tile.broadcast %shift : tensor<1x1x2xi32> -> tensor<64x16x2xi32>
+  %wsh = arith.shrui %wbb, %wshift : tensor<64x16x2xi32>
+  %wmask = tile.splat %c15 : i32 -> tensor<64x16x2xi32>
+  %wn = arith.andi %wsh, %wmask : tensor<64x16x2xi32>
+  %wcodes = tile.reshape %wn : tensor<64x16x2xi32> -> tensor<64x32xi32>
+  %wf = arith.sitofp %wcodes : tensor<64x32xi32> to tensor<64x32xf32>
+  %wsb = tile.shared_load %ssw : !tile.shared<64x1xi8> -> tensor<64x1xi8>
+  %wsi = arith.extui %wsb : tensor<64x1xi8> to tensor<64x1xi32>
+  %ws23 = tile.splat %c23 : i32 -> tensor<64x1xi32>
+  %wsbits = arith.shli %wsi, %ws23 : tensor<64x1xi32>
+  %wsf = arith.bitcast %wsbits : tensor<64x1xi32> to tensor<64x1xf32>
+  %wse = tile.expand_dims %wsf axis = 2 : tensor<64x1xf32> -> tensor<64x1x1xf32>
+  %wsbb = tile.broadcast %wse : tensor<64x1x1xf32> -> tensor<64x1x32xf32>
+  %wscale = tile.reshape %wsbb : tensor<64x1x32xf32> -> tensor<64x32xf32>
+  %wv = arith.mulf %wf, %wscale : tensor<64x32xf32>
+  %wd = arith.truncf %wv : tensor<64x32xf32> to tensor<64x32xbf16>
+  %wt = tile.trans %wd [1, 0] : tensor<64x32xbf16> -> tensor<32x64xbf16>
+  %r = tile.dot %xd, %wt, %acc : tensor<32x32xbf16>, tensor<32x64xbf16>, tensor<32x64xf32> -> tensor<32x64xf32>
+  "test.use"(%r) : (tensor<32x64xf32>) -> ()
   return
 }
 
