@@ -52,13 +52,19 @@ bool hasScaledMxMma(std::string_view target) {
 GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int64_t multiprocessors,
                                             std::string_view mxTarget) {
   GemmConfig c;
-  if (!mxTarget.empty() && !hasScaledMxMma(mxTarget) && m <= 16) {
-    // MXFP4 decoded in registers, as the H200's tuning chose (bench/gemm-notes.md v14): one
-    // row skinny (no matrix instruction to pad) with K steps of 512 codes split 16 ways, more
-    // rows a 3-stage ring of 128-code steps split 8 ways, 128 columns wide (64 on 64-lane
-    // waves, where 128 spills SGPRs on gfx942).
-    const int64_t columns = OpRuntime::warpSizeOf(mxTarget) == 64 ? 64 : 128;
-    c = m == 1 ? GemmConfig{1, 32, 512, 1, 4, 16} : GemmConfig{16, columns, 128, 3, 4, 8};
+  const bool wave64 = !mxTarget.empty() && OpRuntime::warpSizeOf(mxTarget) == 64;
+  if (!mxTarget.empty() && !hasScaledMxMma(mxTarget) && (m <= 16 || (!wave64 && m <= 64))) {
+    // MXFP4 decoded in registers, as the H200's tuning chose (bench/gemm-notes.md v14, v22):
+    // one row skinny (no matrix instruction to pad) with K steps of 512 codes split 16 ways,
+    // more rows 3-stage rings of 128-code steps: up to 16 rows 128 columns split 8 ways (64
+    // on 64-lane waves, where 128 spills SGPRs on gfx942), up to 32 rows 32x128 tiles and up
+    // to 64 rows 64x256 tiles of 8 warps, split 4 ways (CDNA's 64 KiB of LDS holds neither).
+    if (m == 1)
+      c = GemmConfig{1, 32, 512, 1, 4, 16};
+    else if (m <= 16)
+      c = GemmConfig{16, wave64 ? 64 : 128, 128, 3, 4, 8};
+    else
+      c = m <= 32 ? GemmConfig{32, 128, 128, 3, 4, 4} : GemmConfig{64, 256, 128, 3, 8, 4};
     c.skinny = m == 1;
     while (c.splitK > 1 && k / c.splitK < c.blockK)
       c.splitK /= 2;

@@ -120,6 +120,14 @@ std::vector<GemmConfig> wavetile::ops::gemmCandidates(const GemmShape &shape, DT
               if (bm <= 2 * std::max<int64_t>(shape.m, 8) &&
                   (split == 1 || shape.k / split >= std::max<int64_t>(bk, 128)))
                 candidates.push_back({bm, bn, bk, stages, 4, split});
+    // MXFP4 decodes X once spread over all warps and W in place, each warp its own columns:
+    // eight warps split X's decode over twice the threads (and, on 128 columns, W's).
+    if (mx)
+      for (int64_t bm : {32, 64})
+        for (int64_t bn : {128, 256})
+          for (int64_t split : splits)
+            if (bm <= 2 * std::max<int64_t>(shape.m, 8) && (split == 1 || shape.k / split >= 128))
+              candidates.push_back({bm, bn, 128, 3, 8, split});
     // Skinny kernels: rows rounded up to a power of two, no matrix-instruction padding. MXFP4
     // decodes X again for every row a thread holds, so only few rows, with the long K steps
     // its one- and two-row sweeps chose (steps of at least 4096 products amortize each step's

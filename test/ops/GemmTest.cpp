@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <latch>
 #include <random>
 #include <set>
@@ -158,7 +159,19 @@ TEST(GemmOp, DefaultSplitsDecodeShapesOverTheMultiprocessors) {
   EXPECT_EQ(defaultGemmConfig(16, 8192, 8192, 304, "gfx942").blockN, mxRows.blockN / 2);
   EXPECT_EQ(defaultGemmConfig(16, 8192, 1024, 132, "sm_90a").splitK, 8);
   EXPECT_EQ(defaultGemmConfig(16, 8192, 512, 132, "sm_90a").splitK, 4);
-  EXPECT_EQ(defaultGemmConfig(17, 8192, 8192, 132, "sm_90").blockM, defaultGemmConfig(17, 8192, 8192, 132).blockM);
+  // 17 to 64 rows on NVIDIA: 32x128 and 64x256 (8 warps) rings split 4 ways; CDNA takes the
+  // ordinary default there.
+  GemmConfig mx32 = defaultGemmConfig(17, 8192, 8192, 132, "sm_90");
+  EXPECT_EQ(mx32.blockM, 32);
+  EXPECT_EQ(mx32.blockN, 128);
+  EXPECT_EQ(mx32.splitK, 4);
+  GemmConfig mx64 = defaultGemmConfig(64, 8192, 8192, 132, "sm_90a");
+  EXPECT_EQ(mx64.blockN, 256);
+  EXPECT_EQ(mx64.warps, 8);
+  EXPECT_EQ(mx64.stages, 3);
+  EXPECT_EQ(defaultGemmConfig(64, 8192, 256, 132, "sm_90a").splitK, 2);
+  EXPECT_EQ(defaultGemmConfig(17, 8192, 8192, 304, "gfx942").blockM, defaultGemmConfig(17, 8192, 8192, 304).blockM);
+  EXPECT_EQ(defaultGemmConfig(65, 8192, 8192, 132, "sm_90").blockM, defaultGemmConfig(65, 8192, 8192, 132).blockM);
 }
 
 TEST(GemmOp, ShippedTablesParseAndHoldValidConfigurations) {
@@ -877,12 +890,17 @@ void checkA4W4(int64_t m, int64_t n, int64_t k, std::optional<GemmConfig> config
   };
   HostBuffer out(DType::f32, m * n);
   out.poison();
-  ASSERT_TRUE(gemm_a4w4(*host.runtime, TensorRef::contiguous(out.data(), DType::f32, {m, n}),
-                        TensorRef::contiguous(x.data(), DType::f4E2M1FN, {m, k / 2}),
-                        TensorRef::contiguous(w.data(), DType::f4E2M1FN, {n, k / 2}),
-                        TensorRef::contiguous(xs.data(), DType::f8E8M0FNU, {m, k / 32}),
-                        TensorRef::contiguous(ws.data(), DType::f8E8M0FNU, {n, k / 32}), nullptr, &error, config))
-      << error;
+  const bool ok = gemm_a4w4(*host.runtime, TensorRef::contiguous(out.data(), DType::f32, {m, n}),
+                            TensorRef::contiguous(x.data(), DType::f4E2M1FN, {m, k / 2}),
+                            TensorRef::contiguous(w.data(), DType::f4E2M1FN, {n, k / 2}),
+                            TensorRef::contiguous(xs.data(), DType::f8E8M0FNU, {m, k / 32}),
+                            TensorRef::contiguous(ws.data(), DType::f8E8M0FNU, {n, k / 32}), nullptr, &error, config);
+  // gfx942's 64 KiB of LDS cannot hold the H200's 64-row rings with X's shared decode.
+  if (!ok && host.runtime->target() == "gfx942" && config && config->blockN >= 128 && refusedForSharedMemory(error)) {
+    std::printf("not on gfx942: %s\n", error.c_str());
+    return;
+  }
+  ASSERT_TRUE(ok) << error;
   int64_t bad = 0;
   for (int64_t r = 0; r < m; ++r)
     for (int64_t c = 0; c < n; ++c) {
@@ -904,6 +922,9 @@ TEST(GemmA4W4Op, MatchesDoubleReference) {
   // Decode defaults, split-K, and 64×64 tiles (the block-scaled MFMA on gfx950 through the
   // emulator) without and (off gfx950) with a 3-stage ring, which carries the packed bytes
   // and scales to be decoded after it; 70 rows take the large-M default (a ring off gfx950).
+  // The H200's M = 64 rings: 64x128 (4 warps) and 64x256 (8 warps, split 3 ways), each warp
+  // on its own columns, so X is decoded once over all warps and shared, W in place; both
+  // with row and column tails.
   // Skinny tiles decode in f32 on every target, with tails in N and K and a split; one row
   // takes them by default off gfx950 (K 1056 in steps of 512 split two ways, a tail in the
   // second); two rows take the ring (K 1088 in 128-code steps split 8 ways).
@@ -915,6 +936,8 @@ TEST(GemmA4W4Op, MatchesDoubleReference) {
                                  {2, 64, 256, GemmConfig{16, 32, 64, 1, 4, 2}},
                                  {33, 72, 320, GemmConfig{64, 64, 64, 1, 4, 1}},
                                  {40, 48, 192, GemmConfig{64, 64, 64, 3, 4, 1}},
+                                 {50, 136, 256, GemmConfig{64, 128, 128, 3, 4, 1}},
+                                 {37, 264, 384, GemmConfig{64, 256, 128, 3, 8, 3}},
                                  {70, 40, 128, std::nullopt},
                                  {1, 72, 320, skinny({1, 16, 256, 1, 4, 1})},
                                  {5, 40, 384, skinny({8, 16, 128, 1, 4, 2})}})
