@@ -47,6 +47,9 @@ CASES = {
                          fp8_operands(m, n, n)),
     # M x N x K (K given third, default N) block-scaled fp8 against torch._scaled_mm's blockwise path
     "blockscale": lambda m, n, k=None: blockscale_operands(m, n, k or n),
+    # M x N x K (K given third, default N) MXFP4 gemm_a4w4 against cuBLAS bf16 on the operands
+    # dequantized beforehand
+    "a4w4": lambda m, n, k=None: a4w4_operands(m, n, k or n),
     # M x N x 8192 fp8 gemm_a8w8 against the same product with W preshuffled (gemm_a8w8_bpreshuffle)
     "bpreshuffle": lambda m, n: (lambda x, w, ws, xs, s: b.ops.gemm_a8w8(x, w, xs, s),
                                  lambda x, w, ws, xs, s: b.ops.gemm_a8w8_bpreshuffle(x, ws, xs, s),
@@ -69,6 +72,14 @@ def blockscale_operands(m, n, k):
     return (lambda x, w, xs, ws, xs_outer: b.ops.gemm_a8w8_blockscale(x, w, xs, ws),
             lambda x, w, xs, ws, xs_outer: gemm_bench.cublas_blockscale(x, w, xs_outer, ws.t()),
             (x, w, xs, ws, xs.t().contiguous().t()))
+
+
+def a4w4_operands(m, n, k):
+    """gemm_a4w4 and cuBLAS bf16 on bench/h200/gemm_bench.py's MXFP4 operands."""
+    x, w, xs, ws = gemm_bench.mx_case(m, n, k, torch.Generator(device="cuda").manual_seed(0))
+    xd, wd = (gemm_bench.mx_dequantize(p, s).to(torch.bfloat16) for p, s in ((x, xs), (w, ws)))
+    return (lambda x, w, xs, ws, xd, wd: b.ops.gemm_a4w4(x, w, xs, ws),
+            lambda x, w, xs, ws, xd, wd: xd @ wd.t(), (x, w, xs, ws, xd, wd))
 
 
 def main():
