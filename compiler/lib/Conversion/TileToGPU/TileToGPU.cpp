@@ -2893,10 +2893,12 @@ int64_t scratchNeed(Operation *op) {
 /// Where the scratch and each shared allocation live in the kernel's one workgroup buffer.
 /// Program points number ops in pre-order; an allocation is live from its first to its last
 /// use, a use inside a loop that the allocation was not created in counting as the whole
-/// loop. The scratch (live only within each op that uses it) may overlap an allocation whose
-/// live range ends before every scratch use (the epilogue's layout change after a K loop);
-/// such reuse is preceded by an `async_wait pending = 0` and a barrier at the first later
-/// scratch use, so that no copy into or read of the dead allocation is still in flight.
+/// loop. The scratch starts at byte 0 and each op that uses it holds data there only while it
+/// runs, so an allocation starts past the scratch of the uses during or before its live range
+/// only: a larger scratch use after it (the epilogue's layout change after a K loop whose
+/// operands change layout in a smaller scratch) may overlap its bytes. Such reuse is preceded
+/// by an `async_wait pending = 0` and a barrier at the first later scratch use reaching the
+/// allocation, so that no copy into or read of the dead allocation is still in flight.
 struct SharedPlan {
   int64_t scratchBytes = 0, totalBytes = 0;
   int64_t alignment = kSharedAlignment;         // of the whole buffer
@@ -2906,13 +2908,13 @@ struct SharedPlan {
 
 SharedPlan planSharedMemory(func::FuncOp kernel) {
   llvm::DenseMap<Operation *, int64_t> point, lastInside;
-  SmallVector<Operation *> scratchUsers;
+  SmallVector<std::pair<Operation *, int64_t>> scratchUsers; // with the bytes each needs
   SharedPlan plan;
   kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
     point[op] = int64_t(point.size());
     if (int64_t need = scratchNeed(op)) {
       plan.scratchBytes = std::max(plan.scratchBytes, need);
-      scratchUsers.push_back(op);
+      scratchUsers.push_back({op, need});
     }
   });
   kernel.walk([&](Operation *op) { // post-order: children are numbered already
@@ -2954,19 +2956,15 @@ SharedPlan planSharedMemory(func::FuncOp kernel) {
     plan.alignment = std::max(plan.alignment, alignment);
     SharedType type = alloc.getType();
     int64_t bytes = alignUp(bytesOf(type.getElementType(), sharedElements(type)));
-    // The scratch's bytes are free to this allocation when every scratch use comes after it.
-    Operation *laterUse = nullptr;
-    bool scratchFree = true;
-    for (Operation *user : scratchUsers) {
+    // Past the scratch of every use during the live range, and before it: reuse in that
+    // direction would need a fence before the allocation.
+    int64_t busyScratch = 0;
+    for (auto [user, need] : scratchUsers) {
       auto [from, to] = span(user, alloc);
-      if (to >= first && from <= last)
-        scratchFree = false;
-      else if (from > last && (!laterUse || point[user] < point[laterUse]))
-        laterUse = user;
-      else if (to < first)
-        scratchFree = false; // reuse in that direction would need a fence before the allocation
+      if (from <= last)
+        busyScratch = std::max(busyScratch, need);
     }
-    int64_t offset = scratchFree ? 0 : llvm::alignTo(scratchTop, alignment);
+    int64_t offset = busyScratch ? llvm::alignTo(alignUp(busyScratch), alignment) : 0;
     for (bool moved = true; moved;) {
       moved = false;
       for (const Placed &p : placed)
@@ -2975,7 +2973,12 @@ SharedPlan planSharedMemory(func::FuncOp kernel) {
           moved = true;
         }
     }
-    if (scratchFree && offset < plan.scratchBytes && laterUse) {
+    // The first later scratch use that reaches the allocation's bytes.
+    Operation *laterUse = nullptr;
+    for (auto [user, need] : scratchUsers)
+      if (span(user, alloc).first > last && need > offset && (!laterUse || point[user] < point[laterUse]))
+        laterUse = user;
+    if (laterUse) {
       // Fence at the op of the allocation's block that holds the first later scratch use, so
       // that every path to a later use passes it.
       Operation *fence = alloc->getBlock()->findAncestorOpInBlock(*laterUse);
