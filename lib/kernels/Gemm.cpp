@@ -58,7 +58,8 @@ GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int
     // one row skinny (no matrix instruction to pad) with K steps of 512 codes split 16 ways,
     // more rows 3-stage rings of 128-code steps: up to 16 rows 128 columns split 8 ways (64
     // on 64-lane waves, where 128 spills SGPRs on gfx942), up to 32 rows 32x128 tiles and up
-    // to 64 rows 64x256 tiles of 8 warps, split 4 ways (CDNA's 64 KiB of LDS holds neither).
+    // to 64 rows 64x256 tiles of 8 warps, split 4 ways (on gfx942 the first spills SGPRs and
+    // the second exceeds the 64 KiB of LDS).
     if (m == 1)
       c = GemmConfig{1, 32, 512, 1, 4, 16};
     else if (m <= 16)
