@@ -2964,27 +2964,39 @@ SharedPlan planSharedMemory(func::FuncOp kernel) {
       if (from <= last)
         busyScratch = std::max(busyScratch, need);
     }
-    int64_t offset = busyScratch ? llvm::alignTo(alignUp(busyScratch), alignment) : 0;
-    for (bool moved = true; moved;) {
-      moved = false;
-      for (const Placed &p : placed)
-        if (offset < p.offset + p.bytes && p.offset < offset + bytes) {
-          offset = llvm::alignTo(p.offset + p.bytes, alignment);
-          moved = true;
-        }
+    // The lowest offset from `from` on that overlaps no placed allocation.
+    auto firstFree = [&](int64_t from) {
+      int64_t offset = from;
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (const Placed &p : placed)
+          if (offset < p.offset + p.bytes && p.offset < offset + bytes) {
+            offset = llvm::alignTo(p.offset + p.bytes, alignment);
+            moved = true;
+          }
+      }
+      return offset;
+    };
+    // The first later scratch use that reaches the allocation's bytes at `offset`.
+    auto firstReuse = [&](int64_t offset) {
+      Operation *laterUse = nullptr;
+      for (auto [user, need] : scratchUsers)
+        if (span(user, alloc).first > last && need > offset && (!laterUse || point[user] < point[laterUse]))
+          laterUse = user;
+      return laterUse;
+    };
+    int64_t offset = firstFree(busyScratch ? llvm::alignTo(alignUp(busyScratch), alignment) : 0);
+    // The fence goes before the op of the allocation's block that holds the first reusing
+    // scratch use, so that every path to a later use passes it. Without one (that use is
+    // outside the allocation's block) the allocation stays clear of all scratch.
+    Operation *fence = nullptr;
+    if (Operation *laterUse = firstReuse(offset)) {
+      fence = alloc->getBlock()->findAncestorOpInBlock(*laterUse);
+      if (!fence)
+        offset = firstFree(llvm::alignTo(scratchTop, alignment));
     }
-    // The first later scratch use that reaches the allocation's bytes.
-    Operation *laterUse = nullptr;
-    for (auto [user, need] : scratchUsers)
-      if (span(user, alloc).first > last && need > offset && (!laterUse || point[user] < point[laterUse]))
-        laterUse = user;
-    if (laterUse) {
-      // Fence at the op of the allocation's block that holds the first later scratch use, so
-      // that every path to a later use passes it.
-      Operation *fence = alloc->getBlock()->findAncestorOpInBlock(*laterUse);
-      if (!plan.reuseFence || point[fence] < point[plan.reuseFence])
-        plan.reuseFence = fence;
-    }
+    if (fence && (!plan.reuseFence || point[fence] < point[plan.reuseFence]))
+      plan.reuseFence = fence;
     placed.push_back({offset, bytes});
     plan.offsets[alloc] = offset;
     plan.totalBytes = std::max(plan.totalBytes, offset + bytes);
