@@ -112,13 +112,16 @@ std::vector<GemmConfig> wavetile::ops::gemmCandidates(const GemmShape &shape, DT
     const std::vector<int64_t> depths = mx ? std::vector<int64_t>{3} : std::vector<int64_t>{3, 4};
     // MXFP4 splits K at most 8 ways: its candidates compile slowest, and its sweeps won with 1 to 4.
     const std::vector<int64_t> splits = mx ? std::vector<int64_t>{1, 2, 4, 8} : std::vector<int64_t>{1, 2, 4, 8, 16};
+    // Rows up to twice M; each split keeps a K step and at least 128 of K.
+    auto fits = [&](int64_t bm, int64_t bk, int64_t split) {
+      return bm <= 2 * std::max<int64_t>(shape.m, 8) && (split == 1 || shape.k / split >= std::max<int64_t>(bk, 128));
+    };
     for (int64_t bm : {16, 32, 64})
       for (int64_t bn : {32, 64, 128})
         for (int64_t bk : steps)
           for (int64_t split : splits)
             for (int64_t stages : depths)
-              if (bm <= 2 * std::max<int64_t>(shape.m, 8) &&
-                  (split == 1 || shape.k / split >= std::max<int64_t>(bk, 128)))
+              if (fits(bm, bk, split))
                 candidates.push_back({bm, bn, bk, stages, 4, split});
     // MXFP4 decodes X once spread over all warps and W in place, each warp its own columns:
     // eight warps split X's decode over twice the threads (and, on 128 columns, W's).
@@ -126,7 +129,7 @@ std::vector<GemmConfig> wavetile::ops::gemmCandidates(const GemmShape &shape, DT
       for (int64_t bm : {32, 64})
         for (int64_t bn : {128, 256})
           for (int64_t split : splits)
-            if (bm <= 2 * std::max<int64_t>(shape.m, 8) && (split == 1 || shape.k / split >= 128))
+            if (fits(bm, 128, split))
               candidates.push_back({bm, bn, 128, 3, 8, split});
     // Skinny kernels: rows rounded up to a power of two, no matrix-instruction padding. MXFP4
     // decodes X again for every row a thread holds, so only few rows, with the long K steps

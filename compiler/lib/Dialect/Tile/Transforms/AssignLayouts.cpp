@@ -69,7 +69,7 @@ public:
             // An operand the warps share (A across warps along N, B across warps along M) is
             // decoded once, spread over every warp, and reaches them through shared memory:
             // in its operand layout each warp sharing it would decode all of it again.
-            if (dot && index < 2 && mma.getWarpsPerBlock()[1 - index] == 1)
+            if (dot && mma.getWarpsPerBlock()[1 - index] == 1)
               decodeOperandInPlace(operand, DotOperandLayoutAttr::get(context, unsigned(index), mma));
           }
         }
@@ -370,6 +370,15 @@ private:
     });
     const bool aDecoded = !blockScaled && decodedInRegisters(aValue),
                bDecoded = !blockScaled && decodedInRegisters(bValue);
+    // Per K step, an operand of `extent` rows (A) or columns (B) split `split` ways and held
+    // by `sharers` warps each.
+    auto cost = [&](int64_t extent, int64_t split, int64_t sharers, bool decoded) {
+      if (!decoded)
+        return extent / split;
+      if (sharers == 1)
+        return kDecodeCost * extent / split;
+      return (kDecodeCost + 1) * extent / numWarps + extent / split;
+    };
     for (const auto *atom : candidates) {
       if (m % atom->m || n % atom->n || k % atom->k)
         continue;
@@ -384,13 +393,6 @@ private:
         int64_t warpsN = numWarps / warpsM;
         if (warpsM * warpsN != numWarps || m % (atom->m * warpsM) || n % (atom->n * warpsN))
           continue;
-        auto cost = [&](int64_t extent, int64_t split, int64_t sharers, bool decoded) {
-          if (!decoded)
-            return extent / split;
-          if (sharers == 1)
-            return kDecodeCost * extent / split;
-          return (kDecodeCost + 1) * extent / numWarps + extent / split;
-        };
         int64_t total = cost(m, warpsM, warpsN, aDecoded) + cost(n, warpsN, warpsM, bDecoded);
         if (!best || total < bestCost) {
           best = {warpsM, warpsN};
