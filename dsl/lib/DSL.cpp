@@ -1017,6 +1017,16 @@ Value wavetile::dsl::unpackFp4(Operand x, SourceLoc loc) {
   return wrap(wavetile::tile::UnpackFp4Op::create(b(), locOf(loc), type, unwrap(v)));
 }
 
+Value wavetile::dsl::lookupNibbles(Operand bytes, const std::array<int8_t, 16> &table, SourceLoc loc) {
+  Value v = resolve(bytes, std::nullopt);
+  if (!requireTile(v, loc, "lookupNibbles"))
+    return Value();
+  if (v.dtype() != DType::i8)
+    return fail(loc, std::string("lookupNibbles needs an i8 tile, got ") + dtypeName(v.dtype()));
+  auto type = mlir::RankedTensorType::get(v.shape(), b().getI16Type());
+  return wrap(wavetile::tile::LookupNibblesOp::create(b(), locOf(loc), type, unwrap(v), table));
+}
+
 //===----------------------------------------------------------------------===//
 // Control flow
 //===----------------------------------------------------------------------===//

@@ -1204,6 +1204,32 @@ private:
       return Step::Next;
     if (auto cvt = dyn_cast<NVVM::ConvertF32x2ToF8x2Op>(op))
       return result(convertToFp8x2(lane, cvt));
+    if (auto prmt = dyn_cast<NVVM::PermuteOp>(op)) {
+      // prmt.b32 (default mode): selector nibble n picks byte (nibble & 7) of {hi, lo} into
+      // result byte n; with the nibble's bit 3 set the picked byte's sign fills it instead.
+      if (prmt.getMode() != NVVM::PermuteMode::DEFAULT || !prmt.getHi())
+        fault("prmt is modelled in its default mode with two sources only");
+      const uint64_t pool = (scalar(lane, prmt.getLo()) & 0xffffffffu) | (scalar(lane, prmt.getHi()) & 0xffffffffu)
+                                                                             << 32;
+      const uint64_t selector = scalar(lane, prmt.getSelector());
+      uint64_t out = 0;
+      for (int n = 0; n < 4; ++n) {
+        const uint64_t nibble = (selector >> (4 * n)) & 15, byte = (pool >> (8 * (nibble & 7))) & 0xff;
+        out |= ((nibble & 8) ? ((byte & 0x80) ? 0xff : 0) : byte) << (8 * n);
+      }
+      return result({out});
+    }
+    if (auto dp4a = dyn_cast<NVVM::DotAccumulate4WayOp>(op)) {
+      // dp4a: c + the sum of the four byte products, each byte sign- or zero-extended.
+      const Bits &a = get(lane, dp4a.getA()), &b = get(lane, dp4a.getB());
+      const bool aSigned = dp4a.getAType() == NVVM::DotAccumulateType::SIGNED;
+      const bool bSigned = dp4a.getBType() == NVVM::DotAccumulateType::SIGNED;
+      int64_t sum = signExtend(scalar(lane, dp4a.getC()), 32);
+      for (size_t i = 0; i < 4; ++i)
+        sum += (aSigned ? signExtend(a[i], 8) : int64_t(a[i] & 0xff)) *
+               (bSigned ? signExtend(b[i], 8) : int64_t(b[i] & 0xff));
+      return result({uint64_t(sum) & 0xffffffffu});
+    }
     if (auto assembly = dyn_cast<LLVM::InlineAsmOp>(op)) {
       inlinePtx(lane, assembly);
       return Step::Next;

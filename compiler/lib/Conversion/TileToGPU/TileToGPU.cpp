@@ -2004,6 +2004,28 @@ Value butterflyPartner(OpBuilder &b, Location loc, const KernelContext &ctx, Val
 
 struct ReduceLowering : GpuPattern<ReduceOp> {
   using GpuPattern::GpuPattern;
+  /// For an i32 sum of products of sign-extended bytes on NVIDIA, the converted byte tiles
+  /// (registers as the reduction's): four products at a time are one dp4a, exactly the sum.
+  std::optional<std::pair<Value, Value>> byteProductFactors(ReduceOp op, ConversionPatternRewriter &rw) const {
+    if (ctx.amd || op.getKind() != CombineKind::sum)
+      return std::nullopt;
+    auto product = op.getSource().getDefiningOp<arith::MulIOp>();
+    if (!product || !getElementTypeOrSelf(product.getType()).isInteger(32))
+      return std::nullopt;
+    auto byteOf = [&](Value v) -> Value {
+      auto widen = v.getDefiningOp<arith::ExtSIOp>();
+      auto in = widen ? dyn_cast<RankedTensorType>(widen.getIn().getType()) : RankedTensorType();
+      if (!in || !in.getElementType().isInteger(8) ||
+          in.getEncoding() != cast<RankedTensorType>(op.getSource().getType()).getEncoding())
+        return {};
+      Value converted = rw.getRemappedValue(widen.getIn());
+      return converted && isa<VectorType>(converted.getType()) ? converted : Value();
+    };
+    Value a = byteOf(product.getLhs()), b = byteOf(product.getRhs());
+    if (!a || !b)
+      return std::nullopt;
+    return std::make_pair(a, b);
+  }
   LogicalResult matchAndRewrite(ReduceOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
     Location loc = op.getLoc();
     ThreadTile in = threadTile(op.getSource().getType());
@@ -2035,7 +2057,24 @@ struct ReduceLowering : GpuPattern<ReduceOp> {
       groups[it->second].push_back(r);
     }
     SmallVector<Value> partials;
+    auto bytes = byteProductFactors(op, rw);
     for (auto &group : groups) {
+      if (bytes && group.size() % 4 == 0) {
+        // Four byte products a step, summed into the partial by one dp4a.
+        Value acc = i32Const(rw, loc, 0);
+        auto four = [&](Value vector, size_t first) {
+          SmallVector<Value> elements;
+          for (size_t i = first; i < first + 4; ++i)
+            elements.push_back(extract(rw, loc, vector, group[i]));
+          return fromElements(rw, loc, VectorType::get({4}, rw.getI8Type()), elements);
+        };
+        auto isSigned = NVVM::DotAccumulateTypeAttr::get(rw.getContext(), NVVM::DotAccumulateType::SIGNED);
+        for (size_t i = 0; i < group.size(); i += 4)
+          acc = NVVM::DotAccumulate4WayOp::create(rw, loc, rw.getI32Type(), four(bytes->first, i), isSigned,
+                                                  four(bytes->second, i), isSigned, acc);
+        partials.push_back(acc);
+        continue;
+      }
       Value acc = extract(rw, loc, adaptor.getSource(), group[0]);
       for (size_t i = 1; i < group.size(); ++i)
         acc = combineValues(rw, acc, extract(rw, loc, adaptor.getSource(), group[i]));
@@ -2776,12 +2815,58 @@ struct UnpackFp4Lowering : GpuPattern<UnpackFp4Op> {
   }
 };
 
+/// On NVIDIA four nibbles (a byte pair) at a time: `prmt` picks each nibble's entry from the
+/// table's first and second halves (its low three bits index a half's 8 bytes), and a third
+/// `prmt` keeps the half its high bit names. Elsewhere (and for a lone byte) byte by byte.
+struct LookupNibblesLowering : GpuPattern<LookupNibblesOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(LookupNibblesOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    Location loc = op.getLoc();
+    auto type = cast<VectorType>(getTypeConverter()->convertType(op.getType()));
+    const int64_t count = type.getNumElements();
+    ArrayRef<int8_t> table = op.getTable();
+    if (ctx.amd || count % 2 != 0) {
+      SmallVector<Value> elements;
+      for (Value byte : elementsOf(rw, loc, adaptor.getSource()))
+        elements.push_back(buildLookupNibbles(rw, loc, byte, table));
+      rw.replaceOp(op, fromElements(rw, loc, type, elements));
+      return success();
+    }
+    Type i32 = rw.getI32Type();
+    auto word = [&](int first) {
+      uint32_t w = 0;
+      for (int i = 0; i < 4; ++i)
+        w |= uint32_t(uint8_t(table[first + i])) << (8 * i);
+      return i32Const(rw, loc, int32_t(w));
+    };
+    Value quarters[4] = {word(0), word(4), word(8), word(12)};
+    auto pairs = vector::BitCastOp::create(rw, loc, VectorType::get({count / 2}, rw.getI16Type()), adaptor.getSource());
+    SmallVector<Value> words;
+    for (Value pair : elementsOf(rw, loc, pairs)) {
+      Value nibbles = arith::ExtUIOp::create(rw, loc, i32, pair);
+      Value index = arith::AndIOp::create(rw, loc, nibbles, i32Const(rw, loc, 0x7777));
+      Value fromLow =
+          NVVM::PermuteOp::create(rw, loc, i32, quarters[0], quarters[1], index, NVVM::PermuteMode::DEFAULT);
+      Value fromHigh =
+          NVVM::PermuteOp::create(rw, loc, i32, quarters[2], quarters[3], index, NVVM::PermuteMode::DEFAULT);
+      // Result byte i from byte i of the first half's picks, or (high bit set) of the second's.
+      Value half = arith::ShRUIOp::create(rw, loc, arith::AndIOp::create(rw, loc, nibbles, i32Const(rw, loc, 0x8888)),
+                                          i32Const(rw, loc, 1));
+      Value pick = arith::OrIOp::create(rw, loc, half, i32Const(rw, loc, 0x3210));
+      words.push_back(NVVM::PermuteOp::create(rw, loc, i32, fromLow, fromHigh, pick, NVVM::PermuteMode::DEFAULT));
+    }
+    Value packed = fromElements(rw, loc, VectorType::get({count / 2}, i32), words);
+    rw.replaceOp(op, vector::BitCastOp::create(rw, loc, type, packed));
+    return success();
+  }
+};
+
 /// Elementwise arith/math on tiles: the same op on each thread's vector.
 struct ElementwiseLowering : ConversionPattern {
   ElementwiseLowering(const TypeConverter &converter, MLIRContext *context)
       : ConversionPattern(converter, MatchAnyOpTypeTag(), 1, context) {}
   LogicalResult matchAndRewrite(Operation *op, ArrayRef<Value> operands, ConversionPatternRewriter &rw) const override {
-    if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumResults() != 1 ||
+    if (!op->hasTrait<OpTrait::Elementwise>() || isa<LookupNibblesOp>(op) || op->getNumResults() != 1 ||
         !isa<RankedTensorType>(op->getResult(0).getType()))
       return failure();
     Type type = getTypeConverter()->convertType(op->getResult(0).getType());
@@ -3221,14 +3306,13 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
     target.addDynamicallyLegalDialect<arith::ArithDialect, math::MathDialect>(
         [&](Operation *op) { return converter.isLegal(op); });
     RewritePatternSet patterns(context);
-    patterns
-        .add<ProgramIdLowering, NumProgramsLowering, ArangeLowering, SplatLowering, MovementLowering<ConvertLayoutOp>,
-             MovementLowering<ExpandDimsOp>, MovementLowering<BroadcastOp>, MovementLowering<ReshapeOp>,
-             MovementLowering<TransOp>, LoadLowering, StoreLowering, AtomicAddLowering, MakeBufferLowering,
-             BufferLoadLowering, BufferStoreLowering, SharedAllocLowering, SharedStoreLowering, SharedLoadLowering,
-             SharedSliceLowering, AsyncCopyLowering, AsyncWaitLowering, BarrierLowering, ReduceLowering, ScanLowering,
-             DotLowering, ScaledDotLowering, SharedDotLowering, FpConvertLowering, PackFp4Lowering, UnpackFp4Lowering>(
-            converter, context, ctx);
+    patterns.add<ProgramIdLowering, NumProgramsLowering, ArangeLowering, SplatLowering,
+                 MovementLowering<ConvertLayoutOp>, MovementLowering<ExpandDimsOp>, MovementLowering<BroadcastOp>,
+                 MovementLowering<ReshapeOp>, MovementLowering<TransOp>, LoadLowering, StoreLowering, AtomicAddLowering,
+                 MakeBufferLowering, BufferLoadLowering, BufferStoreLowering, SharedAllocLowering, SharedStoreLowering,
+                 SharedLoadLowering, SharedSliceLowering, AsyncCopyLowering, AsyncWaitLowering, BarrierLowering,
+                 ReduceLowering, ScanLowering, DotLowering, ScaledDotLowering, SharedDotLowering, FpConvertLowering,
+                 PackFp4Lowering, UnpackFp4Lowering, LookupNibblesLowering>(converter, context, ctx);
     patterns.add<ElementwiseLowering, ConstantLowering, ReturnLowering>(converter, context);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns, target);
     return applyPartialConversion(func, target, std::move(patterns));

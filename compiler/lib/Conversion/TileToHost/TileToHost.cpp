@@ -601,12 +601,22 @@ struct UnpackFp4Lowering : TilePattern<UnpackFp4Op> {
   }
 };
 
+struct LookupNibblesLowering : TilePattern<LookupNibblesOp> {
+  using TilePattern::TilePattern;
+  LogicalResult matchAndRewrite(LookupNibblesOp op, Adaptor adaptor, ConversionPatternRewriter &rw) const override {
+    rw.replaceOp(op, buildTile(rw, op.getLoc(), resultTile(op), [&](OpBuilder &b, Location l, ValueRange ivs, Value) {
+                   return buildLookupNibbles(b, l, at(b, l, adaptor.getSource(), ivs), op.getTable());
+                 }));
+    return success();
+  }
+};
+
 /// Any elementwise arith/math op on tiles: the same op on each element.
 struct ElementwiseLowering : ConversionPattern {
   ElementwiseLowering(const TypeConverter &converter, MLIRContext *context)
       : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
   LogicalResult matchAndRewrite(Operation *op, ArrayRef<Value> operands, ConversionPatternRewriter &rw) const override {
-    if (!op->hasTrait<OpTrait::Elementwise>() || op->getNumResults() != 1 ||
+    if (!op->hasTrait<OpTrait::Elementwise>() || isa<LookupNibblesOp>(op) || op->getNumResults() != 1 ||
         !isa<RankedTensorType>(op->getResult(0).getType()))
       return failure();
     RankedTensorType result = convertedTile(*getTypeConverter(), op->getResult(0).getType());
@@ -742,13 +752,12 @@ struct ConvertTileToHost : wavetile::impl::ConvertTileToHostBase<ConvertTileToHo
     target.addDynamicallyLegalOp<func::CallOp, func::ReturnOp>(typesLegal);
 
     RewritePatternSet patterns(context);
-    patterns.add<ArangeLowering, SplatLowering, BroadcastLowering, ExpandDimsLowering, ReshapeLowering,
-                 TransLowering, ConvertLayoutLowering, LoadLowering, StoreLowering, AtomicAddLowering,
-                 MakeBufferLowering, BufferLoadLowering, BufferStoreLowering, SharedAllocLowering,
-                 SharedStoreLowering, SharedLoadLowering, SharedSliceLowering, AsyncCopyLowering,
-                 EraseLowering<AsyncWaitOp>, EraseLowering<BarrierOp>, DotLowering, ScaledDotLowering,
-                 ReduceLowering, ScanLowering, FpConvertLowering, PackFp4Lowering, UnpackFp4Lowering,
-                 ConstantLowering, ElementwiseLowering>(converter, context);
+    patterns.add<ArangeLowering, SplatLowering, BroadcastLowering, ExpandDimsLowering, ReshapeLowering, TransLowering,
+                 ConvertLayoutLowering, LoadLowering, StoreLowering, AtomicAddLowering, MakeBufferLowering,
+                 BufferLoadLowering, BufferStoreLowering, SharedAllocLowering, SharedStoreLowering, SharedLoadLowering,
+                 SharedSliceLowering, AsyncCopyLowering, EraseLowering<AsyncWaitOp>, EraseLowering<BarrierOp>,
+                 DotLowering, ScaledDotLowering, ReduceLowering, ScanLowering, FpConvertLowering, PackFp4Lowering,
+                 UnpackFp4Lowering, LookupNibblesLowering, ConstantLowering, ElementwiseLowering>(converter, context);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
     populateCallOpTypeConversionPattern(patterns, converter);
     populateReturnOpTypeConversionPattern(patterns, converter);

@@ -23,6 +23,7 @@
 
 #include "wavetile/Compiler.h"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -235,6 +236,9 @@ Value scaledDot(Operand a, Operand aScale, Operand b, Operand bScale, Operand ac
 /// Packs pairs of f4E2M1FN along the last dimension into i8 (low nibble first), and back.
 Value packFp4(Operand x, SourceLoc loc = SourceLoc::current());
 Value unpackFp4(Operand x, SourceLoc loc = SourceLoc::current());
+/// Both nibbles of each byte of an i8 tile looked up in `table`: an i16 tile whose low byte
+/// is table[b & 15] and high byte table[b >> 4].
+Value lookupNibbles(Operand bytes, const std::array<int8_t, 16> &table, SourceLoc loc = SourceLoc::current());
 
 using Combiner = std::function<Value(Value, Value)>;
 /// Reduction with a custom associative, commutative combiner of two scalars.

@@ -1,4 +1,5 @@
-// Verifier and parser errors of tile.fp_convert, tile.pack_fp4 and tile.unpack_fp4.
+// Verifier and parser errors of tile.fp_convert, tile.pack_fp4, tile.unpack_fp4 and
+// tile.lookup_nibbles.
 // RUN: %wavetile-opt %s -split-input-file -verify-diagnostics
 
 func.func @wide_to_wide(%x: f32) {
@@ -143,5 +144,21 @@ func.func @unpack_result_shape(%x: tensor<4x8xi8>) {
 func.func @unpack_wrong_source(%x: tensor<8xi4>) {
   // expected-error @+1 {{'tile.unpack_fp4' op operand #0 must be statically shaped tensor of 8-bit signless integer values, but got 'tensor<8xi4>'}}
   %0 = tile.unpack_fp4 %x : tensor<8xi4> -> tensor<16xf4E2M1FN>
+  return
+}
+
+// -----
+
+func.func @lookup_short_table(%x: tensor<8xi8>) {
+  // expected-error @+1 {{'tile.lookup_nibbles' op table must have 16 entries, got 15}}
+  %0 = tile.lookup_nibbles %x table [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8] : tensor<8xi8> -> tensor<8xi16>
+  return
+}
+
+// -----
+
+func.func @lookup_wrong_shape(%x: tensor<8xi8>) {
+  // expected-error @+1 {{'tile.lookup_nibbles' op all non-scalar operands/results must have the same shape and base type}}
+  %0 = tile.lookup_nibbles %x table [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12] : tensor<8xi8> -> tensor<4xi16>
   return
 }

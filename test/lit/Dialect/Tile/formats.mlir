@@ -1,5 +1,5 @@
 // Round-trip of low-precision format ops: tile.fp_convert (rounding, saturate, scalar and tile),
-// tile.pack_fp4 and tile.unpack_fp4.
+// tile.pack_fp4, tile.unpack_fp4 and tile.lookup_nibbles.
 // RUN: %wavetile-opt %s | %wavetile-opt | FileCheck %s
 
 // The default rounding (rtne) is elided when printed; rtz and saturate are kept.
@@ -50,5 +50,13 @@ func.func @fp4_packing(%f: tensor<4x32xf4E2M1FN>, %b: tensor<2xi8>) {
   %0 = tile.pack_fp4 %f : tensor<4x32xf4E2M1FN> -> tensor<4x16xi8>
   %1 = tile.unpack_fp4 %0 : tensor<4x16xi8> -> tensor<4x32xf4E2M1FN>
   %2 = tile.unpack_fp4 %b : tensor<2xi8> -> tensor<4xf4E2M1FN>
+  return
+}
+
+// Each byte's two nibbles looked up in a 16-entry table: same shape, i16.
+// CHECK-LABEL: func.func @nibble_lookup
+// CHECK:         tile.lookup_nibbles %{{.*}} table [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12] : tensor<4x16xi8> -> tensor<4x16xi16>
+func.func @nibble_lookup(%b: tensor<4x16xi8>) {
+  %0 = tile.lookup_nibbles %b table [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12] : tensor<4x16xi8> -> tensor<4x16xi16>
   return
 }

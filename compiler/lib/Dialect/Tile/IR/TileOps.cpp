@@ -490,6 +490,12 @@ LogicalResult PackFp4Op::verify() {
   return success();
 }
 
+LogicalResult LookupNibblesOp::verify() {
+  if (getTable().size() != 16)
+    return emitOpError() << "table must have 16 entries, got " << getTable().size();
+  return success();
+}
+
 LogicalResult UnpackFp4Op::verify() {
   auto source = getSource().getType(), result = getResult().getType();
   SmallVector<int64_t> expected(source.getShape());

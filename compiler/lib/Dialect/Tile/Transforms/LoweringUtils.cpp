@@ -90,3 +90,28 @@ Value wavetile::tile::buildWidenForDot(OpBuilder &b, Location loc, Value v, Type
     return arith::ExtFOp::create(b, loc, acc, v);
   return v;
 }
+
+Value wavetile::tile::buildLookupNibbles(OpBuilder &b, Location loc, Value byte, ArrayRef<int8_t> table) {
+  // The table as two i64 halves; a nibble's entry is its half shifted by 8 times its low bits.
+  Type i64 = b.getI64Type(), i16 = b.getI16Type();
+  auto half = [&](int first) {
+    uint64_t word = 0;
+    for (int i = 0; i < 8; ++i)
+      word |= uint64_t(uint8_t(table[first + i])) << (8 * i);
+    return arith::ConstantIntOp::create(b, loc, i64, int64_t(word)).getResult();
+  };
+  auto c64 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i64, v).getResult(); };
+  Value low = half(0), high = half(8);
+  Value wide = arith::ExtUIOp::create(b, loc, i64, byte);
+  auto entry = [&](Value nibble) {
+    Value upper =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, arith::AndIOp::create(b, loc, nibble, c64(8)), c64(0));
+    Value shift = arith::MulIOp::create(b, loc, arith::AndIOp::create(b, loc, nibble, c64(7)), c64(8));
+    Value picked = arith::ShRUIOp::create(b, loc, arith::SelectOp::create(b, loc, upper, high, low), shift);
+    return arith::AndIOp::create(b, loc, picked, c64(0xFF)).getResult();
+  };
+  Value first = entry(arith::AndIOp::create(b, loc, wide, c64(15)));
+  Value second = entry(arith::ShRUIOp::create(b, loc, wide, c64(4)));
+  Value both = arith::OrIOp::create(b, loc, first, arith::ShLIOp::create(b, loc, second, c64(8)));
+  return arith::TruncIOp::create(b, loc, i16, both);
+}

@@ -371,6 +371,20 @@ def Tile_PackFp4Op : Tile_Op<"pack_fp4", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_LookupNibblesOp : Tile_Op<"lookup_nibbles", [Pure, Elementwise, SameOperandsAndResultShape]> {
+  let summary = "both nibbles of each byte looked up in a 16-entry byte table";
+  let description = [{
+    Each i8 of `source` becomes an i16 whose low byte is `table[b & 15]` and whose high byte
+    is `table[b >> 4]` (b the byte's unsigned value): codes packed two per byte (low nibble
+    first, as MXFP4) decoded to bytes in their order, without unpacking them first. NVIDIA
+    targets look four nibbles up at once with byte permutes (`prmt`).
+  }];
+  let arguments = (ins StaticShapeTensorOf<[I8]>:$source, DenseI8ArrayAttr:$table);
+  let results = (outs StaticShapeTensorOf<[I16]>:$result);
+  let assemblyFormat = "$source `table` $table attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Tile_UnpackFp4Op : Tile_Op<"unpack_fp4", [Pure]> {
   let summary = "unpack i8 into two f4E2M1FN along the last dimension, low nibble first";
   let arguments = (ins StaticShapeTensorOf<[I8]>:$source);

@@ -42,6 +42,9 @@ void guardedEffect(mlir::OpBuilder &b, mlir::Location loc, mlir::Value condition
 mlir::Value buildAdd(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, mlir::Value y);
 mlir::Value buildMul(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, mlir::Value y);
 
+/// tile.lookup_nibbles on one i8: the i16 of table[b & 15] (low byte) and table[b >> 4].
+mlir::Value buildLookupNibbles(mlir::OpBuilder &b, mlir::Location loc, mlir::Value byte, llvm::ArrayRef<int8_t> table);
+
 } // namespace wavetile::tile
 
 #endif
