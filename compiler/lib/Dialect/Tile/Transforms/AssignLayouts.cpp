@@ -457,7 +457,23 @@ private:
           if (auto operandType = dyn_cast<RankedTensorType>(operand.getType());
               operandType && operandType.getRank() == t.getRank())
             worklist.push_back(operand);
+      } else if (isa_and_nonnull<ReshapeOp>(def)) {
+        // Codes decoded in pairs and regrouped (MXFP4 bytes into scale groups of 32) are
+        // decoded in the sum's layout.
+        decodeInLayout(v, layout);
       }
+    }
+    // What the sums are combined with elementwise (per-group scales) defaults to their layout,
+    // the tiles broadcast to them too.
+    auto sums = SliceLayoutAttr::get(context, reduce.getAxis(), layout);
+    auto resultType = dyn_cast<RankedTensorType>(reduce.getType());
+    if (resultType && resultType.getRank() >= 2) {
+      shapeLayouts.try_emplace(llvm::to_vector(resultType.getShape()), sums);
+      for (Operation *user : reduce->getUsers())
+        if (user->hasTrait<OpTrait::Elementwise>())
+          for (Value operand : user->getOperands())
+            if (auto broadcast = operand.getDefiningOp<BroadcastOp>())
+              shapeLayouts.try_emplace(llvm::to_vector(broadcast.getSource().getType().getShape()), sums);
     }
     // sum = sum + reduce(...) carried by a loop: the loop carries it in the sum's layout.
     if (!reduce->hasOneUse())
@@ -490,6 +506,19 @@ private:
         if (length % loaded == 0)
           run = run ? std::min(run, 128 / bits * (length / loaded)) : 128 / bits * (length / loaded);
         continue;
+      }
+      // A reshape that regroups the last dimension (codes into scale groups of 32): the runs
+      // of the source's trailing elements the new last dimension splits, at most that long.
+      if (auto reshape = dyn_cast<ReshapeOp>(def)) {
+        int64_t whole = 1;
+        for (int64_t d : llvm::reverse(reshape.getSource().getType().getShape()))
+          if ((whole *= d) % length == 0)
+            break;
+        if (whole != length && whole % length == 0) {
+          int64_t split = std::min(length, loadedRun(reshape.getSource(), whole));
+          run = run ? std::min(run, split) : split;
+          continue;
+        }
       }
       if (isa<BroadcastOp, ExpandDimsOp, ReshapeOp>(def) || def->hasTrait<OpTrait::Elementwise>())
         for (Value operand : def->getOperands())
@@ -570,11 +599,15 @@ private:
   /// decoded tile, 4 times the loaded bytes, would move to the operand layout through shared
   /// memory every K step.
   void decodeOperandInPlace(Value operand, DotOperandLayoutAttr layout) {
-    Value decoded = operand;
-    if (auto trans = operand.getDefiningOp<TransOp>()) { // weights stored [N, K]
-      decoded = trans.getSource();
-      layout = transposed(layout);
-    }
+    if (auto trans = operand.getDefiningOp<TransOp>()) // weights stored [N, K]
+      decodeInLayout(trans.getSource(), transposed(layout));
+    else
+      decodeInLayout(operand, layout);
+  }
+
+  /// Lays out the decoding of `decoded` (see decodeOperandInPlace) so that it ends in `layout`
+  /// without leaving registers; nothing when it is not decoded so.
+  void decodeInLayout(Value decoded, Attribute layout) {
     SmallVector<Operation *> reshapes;
     SetVector<Value> computation = decodeComputation(decoded, &reshapes);
     if (computation.empty())
