@@ -134,9 +134,10 @@ std::string GemmSpec::key() const {
                        (wScalePerColumn ? "channel" : "tensor")
                  : "") +
          (blockScaled ? (xScaleKBlockMajor ? "/blockscale_xs-kmajor" : "/blockscale") : "") +
-         (mx ? (scaledMma   ? "/mxfp4"
-                : bf16Pairs ? "/mxfp4-bf16x2"
-                            : "/mxfp4-bf16")
+         (mx ? (scaledMma     ? "/mxfp4"
+                : bf16Pairs   ? "/mxfp4-bf16x2"
+                : intProducts ? "/mxfp4-i8"
+                              : "/mxfp4-bf16")
              : "") +
          (wPreshuffled ? "/bpreshuffle" : "") + "/" + config.key() + "/w" + std::to_string(warpSize) +
          (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
@@ -146,6 +147,7 @@ void wavetile::ops::fitGemmConfig(GemmSpec &spec, std::string_view target) {
   spec.warpSize = OpRuntime::warpSizeOf(target);
   spec.scaledMma = spec.mx && !spec.config.skinny && hasScaledMxMma(target);
   spec.bf16Pairs = spec.mx && !spec.config.skinny && !spec.scaledMma && target.starts_with("sm_");
+  spec.intProducts = spec.mx && spec.config.skinny && spec.config.blockM == 1 && target.starts_with("sm_");
   if (spec.blockScaled) {
     // A K step is a scale block. Where that is longer than asked, the ring keeps the bytes
     // asked for (at least double-buffered): its scales' ring comes on top.
@@ -312,6 +314,18 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
                              if (spec.scaledMma)
                                return std::vector<Value>{
                                    scaledDot(unpackFp4(xBytes), xs, unpackFp4(wBytes).trans(), ws.trans(), sum[0])};
+                             if (spec.intProducts) {
+                               // Per scale group: the sum of (2x)(2w) in i32, exact, then times
+                               // both scales and 1/4 (exact in f32 but at its range's ends).
+                               const int64_t groupsPerStep = c.blockK / 32;
+                               const Shape grouped{c.blockN, groupsPerStep, 32};
+                               Value xi = e2m1Twice(xBytes).reshape({1, groupsPerStep, 32}).broadcastTo(grouped);
+                               Value wi = e2m1Twice(wBytes).reshape(grouped);
+                               Value groupSums = (xi.to(DType::i32) * wi.to(DType::i32)).sum(2).to(DType::f32);
+                               Value scaled = groupSums * e8m0Value(xs).broadcastTo({c.blockN, groupsPerStep}) *
+                                              (e8m0Value(ws) * 0.25);
+                               return std::vector<Value>{sum[0] + scaled.sum(1).expand(0)};
+                             }
                              // Each code times its group's scale, exact in f32 and in bf16 (two
                              // significant bits times a power of two): the scaled instruction's
                              // products. Matrix instructions take bf16, skinny tiles sum f32.

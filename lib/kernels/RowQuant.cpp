@@ -91,6 +91,14 @@ Value wavetile::ops::e2m1Bf16Pairs(Value bytes) {
   return bits.reshape(doubledLast(bytes.shape())) * std::ldexp(1.0, 126);
 }
 
+Value wavetile::ops::e2m1Twice(Value bytes) {
+  // Both nibbles of a byte at once into a 16-bit pair, taken apart as two bytes in registers
+  // (the caller reshapes [..., B, 2] as it needs: one reshape keeps them in registers).
+  static constexpr std::array<int8_t, 16> kTwice{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+  Value pairs = lookupNibbles(bytes, kTwice).to(DType::i32) & 0xFFFF;
+  return twoParts(pairs, 8).to(DType::i8);
+}
+
 Value wavetile::ops::e8m0Value(Value bytes) {
   Value b = bytes.to(DType::i32) & 0xFF;
   return ((b << 23) | where(b == 0, 0x400000, where(b == 255, 1, 0))).bitcast(DType::f32);

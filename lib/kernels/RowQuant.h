@@ -83,6 +83,9 @@ dsl::Value e2m1Value(dsl::Value code);
 /// from byte i's low nibble, each byte decoded as one 32-bit word of two bf16 (the low nibble's
 /// in the low half), which stays one register on targets with bf16 pair arithmetic.
 dsl::Value e2m1Bf16Pairs(dsl::Value bytes);
+/// Twice the value of the e2m1 codes packed in `bytes` [..., B] (i8), as the integers they
+/// are (-12 to 12, i8): [..., B, 2], byte i's low nibble first.
+dsl::Value e2m1Twice(dsl::Value bytes);
 /// The f32 value of e8m0 scale bytes (i8): 2^(b - 127); byte 0 is the f32 denormal 2^-127,
 /// byte 255 a NaN.
 dsl::Value e8m0Value(dsl::Value bytes);

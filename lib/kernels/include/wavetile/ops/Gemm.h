@@ -100,6 +100,9 @@ struct GemmSpec {
   // Dequantized on matrix instructions, the codes decode and scale as bf16 pairs where the
   // target multiplies them natively (mul.bf16x2 on sm_90), else in f32.
   bool bf16Pairs = false;
+  // One-row skinny MXFP4 on NVIDIA: codes decoded to i8 (twice their value) by byte permutes,
+  // each scale group's products summed exactly in i32 (dp4a), then scaled in f32.
+  bool intProducts = false;
   bool wPreshuffled = false;                          // gemm_a8w8_bpreshuffle: W in shuffle_weight's (16, 16) layout
   bool xScalePerRow = false, wScalePerColumn = false; // else one scale for the tensor
   GemmConfig config;
@@ -109,7 +112,7 @@ struct GemmSpec {
 };
 /// The module: "gemm" (and "gemm_reduce" when split).
 std::unique_ptr<Module> buildGemm(const GemmSpec &spec, std::string *error);
-/// Sets what `target` decides in the spec (warpSize, scaledMma, bf16Pairs) and what the kernel variant and
+/// Sets what `target` decides in the spec (warpSize, scaledMma, bf16Pairs, intProducts) and what the kernel variant and
 /// the target impose on its configuration: block-scaled fp8 steps K by its 128-wide scale
 /// blocks; MXFP4 by at least 64 (128 for tiles under 32 rows or columns, which gfx950's
 /// 16x16x128 block-scaled MFMA needs), without a prefetch ring where the block-scaled
