@@ -50,12 +50,12 @@ Value wavetile::ops::e8m0ScaleOf(Value amax, MxScaleRound round) {
 }
 
 namespace {
-/// `v` [..., n] (i32) broadcast over a new last dimension of 2, shifted right by 0 and by
-/// `shift`: each value's two parts, [..., n, 2].
+/// `v` [..., n] (integers) broadcast over a new last dimension of 2, shifted right by 0 and
+/// by `shift`: each value's two parts, [..., n, 2].
 Value twoParts(Value v, int32_t shift) {
   Shape shape = v.shape(), pairs = shape;
   pairs.push_back(2);
-  Value shifts = arange(0, 2) * shift;
+  Value shifts = (arange(0, 2) * shift).to(v.dtype());
   for (size_t d = 0; d < shape.size(); ++d)
     shifts = shifts.expand(0);
   return v.expand(int(shape.size())).broadcastTo(pairs) >> shifts.broadcastTo(pairs);
@@ -95,8 +95,7 @@ Value wavetile::ops::e2m1Twice(Value bytes) {
   // Both nibbles of a byte at once into a 16-bit pair, taken apart as two bytes in registers
   // (the caller reshapes [..., B, 2] as it needs: one reshape keeps them in registers).
   static constexpr std::array<int8_t, 16> kTwice{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
-  Value pairs = lookupNibbles(bytes, kTwice).to(DType::i32) & 0xFFFF;
-  return twoParts(pairs, 8).to(DType::i8);
+  return twoParts(lookupNibbles(bytes, kTwice), 8).to(DType::i8);
 }
 
 Value wavetile::ops::e8m0Value(Value bytes) {

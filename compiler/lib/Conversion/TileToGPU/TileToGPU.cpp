@@ -2840,20 +2840,34 @@ struct LookupNibblesLowering : GpuPattern<LookupNibblesOp> {
       return i32Const(rw, loc, int32_t(w));
     };
     Value quarters[4] = {word(0), word(4), word(8), word(12)};
-    auto pairs = vector::BitCastOp::create(rw, loc, VectorType::get({count / 2}, rw.getI16Type()), adaptor.getSource());
+    // Selectors 32 bits at a time (two byte pairs; prmt reads a selector's low 16 bits), so the
+    // masks are computed once a word: the nibbles' low bits index, their high bits pick.
+    SmallVector<std::pair<Value, int>> selectors; // a word and its byte pairs
+    if (count % 4 == 0) {
+      auto words = vector::BitCastOp::create(rw, loc, VectorType::get({count / 4}, i32), adaptor.getSource());
+      for (Value w : elementsOf(rw, loc, words))
+        selectors.push_back({w, 2});
+    } else {
+      auto pairs =
+          vector::BitCastOp::create(rw, loc, VectorType::get({count / 2}, rw.getI16Type()), adaptor.getSource());
+      for (Value pair : elementsOf(rw, loc, pairs))
+        selectors.push_back({arith::ExtUIOp::create(rw, loc, i32, pair), 1});
+    }
     SmallVector<Value> words;
-    for (Value pair : elementsOf(rw, loc, pairs)) {
-      Value nibbles = arith::ExtUIOp::create(rw, loc, i32, pair);
-      Value index = arith::AndIOp::create(rw, loc, nibbles, i32Const(rw, loc, 0x7777));
-      Value fromLow =
-          NVVM::PermuteOp::create(rw, loc, i32, quarters[0], quarters[1], index, NVVM::PermuteMode::DEFAULT);
-      Value fromHigh =
-          NVVM::PermuteOp::create(rw, loc, i32, quarters[2], quarters[3], index, NVVM::PermuteMode::DEFAULT);
+    for (auto [nibbles, pairsInWord] : selectors) {
+      Value index = arith::AndIOp::create(rw, loc, nibbles, i32Const(rw, loc, 0x77777777));
       // Result byte i from byte i of the first half's picks, or (high bit set) of the second's.
-      Value half = arith::ShRUIOp::create(rw, loc, arith::AndIOp::create(rw, loc, nibbles, i32Const(rw, loc, 0x8888)),
-                                          i32Const(rw, loc, 1));
-      Value pick = arith::OrIOp::create(rw, loc, half, i32Const(rw, loc, 0x3210));
-      words.push_back(NVVM::PermuteOp::create(rw, loc, i32, fromLow, fromHigh, pick, NVVM::PermuteMode::DEFAULT));
+      Value half = arith::AndIOp::create(rw, loc, arith::ShRUIOp::create(rw, loc, nibbles, i32Const(rw, loc, 1)),
+                                         i32Const(rw, loc, 0x44444444));
+      Value pick = arith::OrIOp::create(rw, loc, half, i32Const(rw, loc, 0x32103210));
+      for (int p = 0; p < pairsInWord; ++p) {
+        Value at = p ? arith::ShRUIOp::create(rw, loc, index, i32Const(rw, loc, 16)) : index;
+        Value by = p ? arith::ShRUIOp::create(rw, loc, pick, i32Const(rw, loc, 16)) : pick;
+        Value fromLow = NVVM::PermuteOp::create(rw, loc, i32, quarters[0], quarters[1], at, NVVM::PermuteMode::DEFAULT);
+        Value fromHigh =
+            NVVM::PermuteOp::create(rw, loc, i32, quarters[2], quarters[3], at, NVVM::PermuteMode::DEFAULT);
+        words.push_back(NVVM::PermuteOp::create(rw, loc, i32, fromLow, fromHigh, by, NVVM::PermuteMode::DEFAULT));
+      }
     }
     Value packed = fromElements(rw, loc, VectorType::get({count / 2}, i32), words);
     rw.replaceOp(op, vector::BitCastOp::create(rw, loc, type, packed));
