@@ -204,7 +204,7 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     if ((!scaled && *dtype == DType::f32) || gemm.n < 1)
       return fail("gemm_a16w16 takes bf16 or f16 inputs; both GEMMs need n=N");
     fitGemmConfig(gemm, target); // as the op does
-    if (std::string problem = gemm.config.problem(); !problem.empty())
+    if (std::string problem = gemm.problem(); !problem.empty())
       return fail(problem);
     gemm.vectorAligned = takeFlag("a16");
     if (flags.empty())

@@ -26,9 +26,8 @@ std::string GemmConfig::problem() const {
   for (int64_t v : {blockM, blockN, blockK, warps})
     if (v < 1 || !std::has_single_bit(uint64_t(v)))
       return "tile sizes and warps must be powers of two, got " + key();
-  if (skinny ? blockM > 16 || blockM * blockN * blockK > 16384
-             : blockM < 16 || blockN < 16 || blockK < 16)
-    return skinny ? "skinny tiles hold at most 16 rows and 16384 products, got " + key()
+  if (skinny ? blockM > 16 || blockN * blockK > 16384 : blockM < 16 || blockN < 16 || blockK < 16)
+    return skinny ? "skinny tiles hold at most 16 rows and 16384 products a row, got " + key()
                   : "tiles must be at least 16 in each dimension (matrix instructions), got " + key();
   if (stages < 1 || stages > 4 || splitK < 1 || splitK > 64)
     return "stages must be 1 to 4 and split-K 1 to 64, got " + key();
@@ -143,11 +142,19 @@ std::string GemmSpec::key() const {
          (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
 }
 
+std::string GemmSpec::problem() const {
+  if (std::string problem = config.problem(); !problem.empty())
+    return problem;
+  if (config.skinny && !intProducts && config.blockM * config.blockN * config.blockK > 16384)
+    return "skinny tiles summing f32 products hold at most 16384 of them, got " + config.key();
+  return {};
+}
+
 void wavetile::ops::fitGemmConfig(GemmSpec &spec, std::string_view target) {
   spec.warpSize = OpRuntime::warpSizeOf(target);
   spec.scaledMma = spec.mx && !spec.config.skinny && hasScaledMxMma(target);
   spec.bf16Pairs = spec.mx && !spec.config.skinny && !spec.scaledMma && target.starts_with("sm_");
-  spec.intProducts = spec.mx && spec.config.skinny && spec.config.blockM == 1 && target.starts_with("sm_");
+  spec.intProducts = spec.mx && spec.config.skinny && target.starts_with("sm_");
   if (spec.blockScaled) {
     // A K step is a scale block. Where that is longer than asked, the ring keeps the bytes
     // asked for (at least double-buffered): its scales' ring comes on top.
@@ -302,30 +309,54 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
       wBlockScale = k.tensor("w_scale", DType::f32, {Dim::fixed((spec.n + 127) / 128), Dim::fixed(kBlocks)}, false,
                              reach);
     }
-    Value acc = forRange(kBegin, kEnd, int32_t(c.blockK), {zeros({c.blockM, c.blockN}, accumulator)},
+    // The integer skinny kernel carries each row's sums per column and scale group of a step
+    // ([cols, groups], summed over the groups after the loop: no exchange between lanes in
+    // it); the others one tile.
+    const int64_t groupsPerStep = c.blockK / 32;
+    std::vector<Value> initial;
+    if (spec.intProducts)
+      for (int64_t r = 0; r < c.blockM; ++r)
+        initial.push_back(zeros({c.blockN, groupsPerStep}, DType::f32));
+    else
+      initial.push_back(zeros({c.blockM, c.blockN}, accumulator));
+    auto rowIndex = [&](int64_t r) { return full({1, 1}, tileM * int32_t(c.blockM) + int32_t(r), DType::i32); };
+    std::
+        vector<Value>
+            sums =
+                forRange(kBegin, kEnd, int32_t(c.blockK), initial,
                          [&](Value k0, const std::vector<Value> &sum) {
                            if (spec.mx) {
                              // Bytes of the step; one scale per 32 of K.
                              Value bytes = (k0 / 2 + arange(0, int32_t(c.blockK / 2))).expand(0);
                              Value groups = (k0 / 32 + arange(0, int32_t(c.blockK / 32))).expand(0);
-                             Value xBytes = load(x, {rows.expand(1), bytes}), wBytes = load(w, {cols.expand(1), bytes});
-                             Value xs = load(*xMxScale, {rows.expand(1), groups});
+                             Value wBytes = load(w, {cols.expand(1), bytes});
                              Value ws = load(*wMxScale, {cols.expand(1), groups});
+                             if (spec.intProducts) {
+                               // Per scale group: the sum of (2x)(2w) in i32, exact, then times
+                               // both scales and 1/4 (exact in f32 but at its range's ends). W
+                               // is decoded once; each row of X on its own.
+                               const Shape grouped{c.blockN, groupsPerStep, 32};
+                               Value wi = e2m1Twice(wBytes).reshape(grouped).to(DType::i32);
+                               Value wScale = e8m0Value(ws) * 0.25;
+                               std::vector<Value> next;
+                               for (int64_t r = 0; r < c.blockM; ++r) {
+                                 Value row = rowIndex(r);
+                                 Value xi = e2m1Twice(load(x, {row, bytes}))
+                                                .reshape({1, groupsPerStep, 32})
+                                                .broadcastTo(grouped)
+                                                .to(DType::i32);
+                                 Value xScale = e8m0Value(load(*xMxScale, {row, groups}));
+                                 Value groupSums = (xi * wi).sum(2).to(DType::f32);
+                                 next.push_back(sum[r] +
+                                                groupSums * xScale.broadcastTo({c.blockN, groupsPerStep}) * wScale);
+                               }
+                               return next;
+                             }
+                             Value xBytes = load(x, {rows.expand(1), bytes});
+                             Value xs = load(*xMxScale, {rows.expand(1), groups});
                              if (spec.scaledMma)
                                return std::vector<Value>{
                                    scaledDot(unpackFp4(xBytes), xs, unpackFp4(wBytes).trans(), ws.trans(), sum[0])};
-                             if (spec.intProducts) {
-                               // Per scale group: the sum of (2x)(2w) in i32, exact, then times
-                               // both scales and 1/4 (exact in f32 but at its range's ends).
-                               const int64_t groupsPerStep = c.blockK / 32;
-                               const Shape grouped{c.blockN, groupsPerStep, 32};
-                               Value xi = e2m1Twice(xBytes).reshape({1, groupsPerStep, 32}).broadcastTo(grouped);
-                               Value wi = e2m1Twice(wBytes).reshape(grouped);
-                               Value groupSums = (xi.to(DType::i32) * wi.to(DType::i32)).sum(2).to(DType::f32);
-                               Value scaled = groupSums * e8m0Value(xs).broadcastTo({c.blockN, groupsPerStep}) *
-                                              (e8m0Value(ws) * 0.25);
-                               return std::vector<Value>{sum[0] + scaled.sum(1).expand(0)};
-                             }
                              // Each code times its group's scale, exact in f32 and in bf16 (two
                              // significant bits times a power of two): the scaled instruction's
                              // products. Matrix instructions take bf16, skinny tiles sum f32.
@@ -371,12 +402,19 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
                            // row and one fma per element remain.
                            const Shape tile{c.blockM, c.blockN};
                            return std::vector<Value>{fma(block, sx.broadcastTo(tile) * sw.broadcastTo(tile), sum[0])};
-                         })[0]
-                    .to(DType::f32);
-    if (split)
-      store(*partials, {programId(2), rows.expand(1), cols.expand(0)}, acc);
+                         });
+    // Each row's sums, or the tile's.
+    auto write = [&](Value acc, Value at) {
+      if (split)
+        store(*partials, {programId(2), at, cols.expand(0)}, acc);
+      else
+        store(*out, {at, cols.expand(0)}, finish(epilogue, acc, at, cols.expand(0)));
+    };
+    if (spec.intProducts)
+      for (int64_t r = 0; r < c.blockM; ++r)
+        write(sums[r].sum(1).expand(0), rowIndex(r));
     else
-      store(*out, {rows.expand(1), cols.expand(0)}, finish(epilogue, acc, rows.expand(1), cols.expand(0)));
+      write(sums[0].to(DType::f32), rows.expand(1));
   }
   if (split) {
     // The partial sums of each row, in split order, then the epilogue: one program per row.
@@ -479,7 +517,7 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
   if (spec.config.skinny && (spec.input == DType::i8 || spec.blockScaled))
     return opError(error, op,
                    "the skinny kernel takes 16-bit, fp8 or MXFP4 inputs, fp8 with per-token/per-tensor scales");
-  if (std::string problem = spec.config.problem(); !problem.empty())
+  if (std::string problem = spec.problem(); !problem.empty())
     return opError(error, op, problem);
   if (m == 0)
     return true;

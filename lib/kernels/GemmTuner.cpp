@@ -134,7 +134,8 @@ std::vector<GemmConfig> wavetile::ops::gemmCandidates(const GemmShape &shape, DT
     // Skinny kernels: rows rounded up to a power of two, no matrix-instruction padding. MXFP4
     // decodes X again for every row a thread holds, so only few rows, with the long K steps
     // its one- and two-row sweeps chose (steps of at least 4096 products amortize each step's
-    // sum across lanes).
+    // sum across lanes). Where it sums integer products (NVIDIA) the limits are a row's, else
+    // the tile's (tuneGemm drops what the target's variant refuses).
     const int64_t rows = int64_t(std::bit_ceil(uint64_t(shape.m)));
     const std::vector<int64_t> widths = mx ? std::vector<int64_t>{4, 8, 16, 32} : std::vector<int64_t>{8, 16, 32};
     const std::vector<int64_t> skinnySteps =
@@ -142,7 +143,7 @@ std::vector<GemmConfig> wavetile::ops::gemmCandidates(const GemmShape &shape, DT
     for (int64_t bn : widths)
       for (int64_t bk : skinnySteps)
         for (int64_t split : {1, 4, 16})
-          if (rows <= (mx ? 8 : 16) && rows * bn * bk <= 16384 && (!mx || rows * bn * bk >= 4096) &&
+          if (rows <= (mx ? 8 : 16) && (mx ? bn * bk : rows * bn * bk) <= 16384 && (!mx || rows * bn * bk >= 4096) &&
               (split == 1 || shape.k / split >= bk)) {
             GemmConfig c{rows, bn, bk, 1, 4, split};
             c.skinny = true;
@@ -325,6 +326,15 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
         options.candidates.empty() ? gemmCandidates(shape, options.input) : options.candidates;
     if (options.input == DType::i8 || blockScaled) // the skinny kernel: f32 sums, one scale per row
       std::erase_if(candidates, [](const GemmConfig &c) { return c.skinny; });
+    if (mx) // skinny tiles within a row's limits, which only the integer variant takes
+      std::erase_if(candidates, [&](const GemmConfig &c) {
+        GemmSpec spec;
+        spec.mx = true;
+        spec.input = options.input;
+        spec.config = c;
+        fitGemmConfig(spec, rt.target());
+        return !spec.problem().empty();
+      });
     if (blockScaled) { // its K steps are the 128-wide scale blocks
       for (GemmConfig &c : candidates)
         c.blockK = 128;

@@ -926,9 +926,10 @@ TEST(GemmA4W4Op, MatchesDoubleReference) {
   // The H200's M = 64 rings: 64x128 (4 warps) and 64x256 (8 warps, split 3 ways), each warp
   // on its own columns, so X is decoded once over all warps and shared, W in place; both
   // with row and column tails.
-  // Skinny tiles decode in f32 on every target, with tails in N and K and a split; one row
-  // takes them by default off gfx950 (K 1056 in steps of 512 split two ways, a tail in the
-  // second); two rows take the ring (K 1088 in 128-code steps split 8 ways).
+  // Skinny tiles decode in f32 (on NVIDIA to i8 codes whose products are summed exactly in
+  // i32, W once for all rows, each row of X on its own), with tails in M, N and K and a
+  // split; one row takes them by default off gfx950 (K 1056 in steps of 512 split two ways,
+  // a tail in the second); two rows take the ring (K 1088 in 128-code steps split 8 ways).
   using Config = std::optional<GemmConfig>;
   for (auto [m, n, k, config] : {std::tuple<int64_t, int64_t, int64_t, Config>{3, 40, 128, std::nullopt},
                                  {1, 48, 1056, std::nullopt},
@@ -941,7 +942,8 @@ TEST(GemmA4W4Op, MatchesDoubleReference) {
                                  {37, 264, 384, GemmConfig{64, 256, 128, 3, 8, 3}},
                                  {70, 40, 128, std::nullopt},
                                  {1, 72, 320, skinny({1, 16, 256, 1, 4, 1})},
-                                 {5, 40, 384, skinny({8, 16, 128, 1, 4, 2})}})
+                                 {5, 40, 384, skinny({8, 16, 128, 1, 4, 2})},
+                                 {6, 44, 384, skinny({8, 8, 256, 1, 4, 2})}})
     checkA4W4(m, n, k, config, {122, 132}, {122, 132});
 }
 

@@ -25,10 +25,11 @@ struct GemmConfig {
   int64_t stages = 3, warps = 4, splitK = 1;
   /// Skinny (decode) kernel: products and K sums on the vector units, no matrix
   /// instructions, so block M may be as small as M (1 to 16); W streams in blockN×blockK
-  /// tiles. gemm_a16w16 and fp8 gemm_a8w8 only.
+  /// tiles. gemm_a16w16, fp8 gemm_a8w8 and gemm_a4w4.
   bool skinny = false;
   std::string key() const;
-  /// Why this configuration cannot compile (non-power-of-two tiles, ...), or empty.
+  /// Why this configuration cannot compile (non-power-of-two tiles, ...), or empty. What
+  /// depends on the kernel variant too is GemmSpec::problem's.
   std::string problem() const;
 };
 
@@ -100,8 +101,9 @@ struct GemmSpec {
   // Dequantized on matrix instructions, the codes decode and scale as bf16 pairs where the
   // target multiplies them natively (mul.bf16x2 on sm_90), else in f32.
   bool bf16Pairs = false;
-  // One-row skinny MXFP4 on NVIDIA: codes decoded to i8 (twice their value) by byte permutes,
-  // each scale group's products summed exactly in i32 (dp4a), then scaled in f32.
+  // Skinny MXFP4 on NVIDIA: codes decoded to i8 (twice their value) by byte permutes, each
+  // scale group's products summed exactly in i32 (dp4a), then scaled in f32; W decoded once
+  // for all the tile's rows, each row summed on its own.
   bool intProducts = false;
   bool wPreshuffled = false;                          // gemm_a8w8_bpreshuffle: W in shuffle_weight's (16, 16) layout
   bool xScalePerRow = false, wScalePerColumn = false; // else one scale for the tensor
@@ -109,6 +111,9 @@ struct GemmSpec {
   int64_t warpSize = 32;
   bool vectorAligned = false, within2GiB = true;
   std::string key() const;
+  /// The configuration's problem, or what this variant adds: skinny tiles that hold their
+  /// products as f32 ([rows, cols, K] at once) at most 16384 of them.
+  std::string problem() const;
 };
 /// The module: "gemm" (and "gemm_reduce" when split).
 std::unique_ptr<Module> buildGemm(const GemmSpec &spec, std::string *error);
