@@ -309,23 +309,15 @@ def triton_mx_gemm(x, w, xs, ws):
 
 def a4w4_candidates(m):
     """Decode configurations swept for gemm_a4w4 (block_m, block_n, block_k, stages, warps, split_k[, skinny]):
-    K steps of 128 and 256 codes (64 and 128 bytes) through a 3-stage ring, and for M <= 16 skinny
-    tiles that decode in f32 and skip the matrix instructions (for one row only those)."""
+    K steps of 128 and 256 codes (64 and 128 bytes) through a 3-stage ring, and for M <= 8 skinny
+    tiles (on NVIDIA exact i8 products, at most 16384 a row; for one row only those)."""
     bm = 16 if m <= 16 else 32 if m <= 32 else 64
     ring = [(bm, bn, bk, 3, 4, split) for bn, bk, split in
             [(64, 128, 1), (64, 256, 1), (64, 256, 4), (128, 256, 1), (32, 256, 2)]]
     rows = 1 << (m - 1).bit_length()
-    skinny = [(rows, bn, bk, 1, 4, split, 1) for bn, bk, split in
-              [(8, 128, 1), (8, 128, 4), (16, 256, 1), (32, 256, 1), (32, 512, 4), (64, 256, 1)]
-              if rows * bn * bk <= 16384] if m <= 16 else []
-    if 1 < m <= 8:  # a few rows: narrower tiles keep each step's products at 16384
-        skinny += [(rows, bn, bk, 1, 4, 4, 1) for bn, bk in [(16, 512), (8, 512), (8, 1024), (4, 1024), (4, 512), (8, 256), (2, 1024)]
-                   if rows * bn * bk <= 16384]
-    if m == 1:  # one row: longer K steps amortize each step's reduction over K across lanes
-        skinny += [(1, bn, bk, 1, 4, split, 1) for bn, bk, split in
-                   [(32, 512, 2), (32, 512, 8), (16, 1024, 1), (16, 1024, 4), (8, 2048, 2), (64, 256, 4)]]
-        return skinny
-    return ring + skinny
+    skinny = [(rows, bn, bk, 1, 4, split, 1) for bn, bk in [(32, 512), (8, 2048), (16, 1024), (4, 2048), (64, 256)]
+              for split in (1, 4)] if m <= 8 else []
+    return skinny if m == 1 else ring + skinny
 
 
 def mx_magnitude(x, w, xs, ws):
