@@ -53,19 +53,27 @@ GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int
   GemmConfig c;
   const bool wave64 = !mxTarget.empty() && OpRuntime::warpSizeOf(mxTarget) == 64;
   if (!mxTarget.empty() && !hasScaledMxMma(mxTarget) && (m <= 16 || (!wave64 && m <= 64))) {
-    // MXFP4 decoded in registers, as the H200's tuning chose (bench/gemm-notes.md v14, v22):
-    // one row skinny (no matrix instruction to pad) with K steps of 512 codes split 16 ways,
-    // more rows 3-stage rings of 128-code steps: up to 16 rows 128 columns split 8 ways (64
-    // on 64-lane waves, where 128 spills SGPRs on gfx942), up to 32 rows 32x128 tiles and up
-    // to 64 rows 64x256 tiles of 8 warps, split 4 ways (on gfx942 the first spills SGPRs and
-    // the second exceeds the 64 KiB of LDS).
-    if (m == 1)
+    // MXFP4 decoded in registers, as the H200's tuning chose (bench/gemm-notes.md v14, v22,
+    // v23): skinny tiles (no matrix instruction to pad) for one row, and on NVIDIA, where they
+    // sum exact integer products, for up to 4 rows: 8 columns in K steps of 2048 codes for 1
+    // and 2 rows (32x512 under 2048 of K), 32 columns in 512-code steps split 4 ways for 3
+    // and 4; elsewhere one row in 512-code steps split 16 ways. More rows take 3-stage rings
+    // of 128-code steps: up to 16 rows 128 columns split 8 ways (64 on 64-lane waves, where
+    // 128 spills SGPRs on gfx942), up to 32 rows 32x128 tiles and up to 64 rows 64x256 tiles
+    // of 8 warps, split 4 ways (on gfx942 the first spills SGPRs and the second exceeds the
+    // 64 KiB of LDS).
+    const bool integerProducts = mxTarget.starts_with("sm_");
+    if (integerProducts && m <= 2)
+      c = k >= 2048 ? GemmConfig{m, 8, 2048, 1, 4, 1} : GemmConfig{m, 32, 512, 1, 4, 1};
+    else if (integerProducts && m <= 4)
+      c = GemmConfig{4, 32, 512, 1, 4, 4};
+    else if (m == 1)
       c = GemmConfig{1, 32, 512, 1, 4, 16};
     else if (m <= 16)
       c = GemmConfig{16, wave64 ? 64 : 128, 128, 3, 4, 8};
     else
       c = m <= 32 ? GemmConfig{32, 128, 128, 3, 4, 4} : GemmConfig{64, 256, 128, 3, 8, 4};
-    c.skinny = m == 1;
+    c.skinny = m == 1 || (integerProducts && m <= 4);
     while (c.splitK > 1 && k / c.splitK < c.blockK)
       c.splitK /= 2;
     return c;

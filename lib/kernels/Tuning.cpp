@@ -152,8 +152,10 @@ const TunedRow *TunedConfigs::find(const TuningKey &key) const {
   std::optional<int64_t> m = integerOf(key[mColumn_]);
   if (!m || *m < 1)
     return nullptr;
+  // The nearer of the two roundings first: 3 rows take a 4-row tile's row before a 16-row one.
   TuningKey padded = key;
-  for (int64_t candidate : {paddedM(*m), int64_t(std::bit_ceil(uint64_t(*m)))}) {
+  const int64_t aiter = paddedM(*m), power = int64_t(std::bit_ceil(uint64_t(*m)));
+  for (int64_t candidate : {std::min(aiter, power), std::max(aiter, power)}) {
     padded[mColumn_] = std::to_string(candidate);
     if (const TunedRow *row = at(padded))
       return row;

@@ -144,14 +144,30 @@ TEST(GemmOp, DefaultSplitsDecodeShapesOverTheMultiprocessors) {
   EXPECT_EQ(large.splitK, 1);
   EXPECT_GT(large.stages, 1);
   // gemm_a4w4 decoding MXFP4 in registers: one row skinny, 2 to 16 a ring; K splits keep a K
-  // step each; CDNA's ring is half as wide; gfx950 takes the ordinary default.
-  GemmConfig mxRow = defaultGemmConfig(1, 8192, 8192, 132, "sm_90");
+  // step each; CDNA's ring is half as wide; gfx950 takes the ordinary default. NVIDIA, summing
+  // integer products, takes skinny tiles up to 4 rows: 8 columns in 2048-code steps for 1
+  // and 2 rows (32 in 512-code steps under 2048 of K), 32 columns split 4 ways for 3 and 4.
+  GemmConfig mxRow = defaultGemmConfig(1, 8192, 8192, 304, "gfx942");
   EXPECT_TRUE(mxRow.skinny);
   EXPECT_EQ(mxRow.splitK, 16);
-  EXPECT_EQ(defaultGemmConfig(1, 8192, 8192, 304, "gfx942").blockK, mxRow.blockK);
+  EXPECT_EQ(mxRow.blockK, 512);
   EXPECT_FALSE(defaultGemmConfig(1, 8192, 8192, 256, "gfx950").skinny); // its block-scaled MFMA
-  EXPECT_EQ(defaultGemmConfig(1, 64, 2048, 132, "sm_90").splitK, 4);
-  EXPECT_FALSE(defaultGemmConfig(2, 8192, 8192, 132, "sm_90a").skinny);
+  EXPECT_EQ(defaultGemmConfig(1, 64, 2048, 304, "gfx942").splitK, 4);
+  EXPECT_FALSE(defaultGemmConfig(2, 8192, 8192, 304, "gfx942").skinny);
+  for (int64_t m : {1, 2}) {
+    GemmConfig rows = defaultGemmConfig(m, 8192, 8192, 132, "sm_90a");
+    EXPECT_TRUE(rows.skinny);
+    EXPECT_EQ(rows.blockM, m);
+    EXPECT_EQ(rows.blockN, 8);
+    EXPECT_EQ(rows.blockK, 2048);
+    EXPECT_EQ(rows.splitK, 1);
+  }
+  EXPECT_EQ(defaultGemmConfig(2, 24576, 1536, 132, "sm_90").blockK, 512);
+  GemmConfig fourRows = defaultGemmConfig(3, 8192, 8192, 132, "sm_90");
+  EXPECT_TRUE(fourRows.skinny);
+  EXPECT_EQ(fourRows.blockM, 4);
+  EXPECT_EQ(fourRows.splitK, 4);
+  EXPECT_FALSE(defaultGemmConfig(5, 8192, 8192, 132, "sm_90a").skinny);
   GemmConfig mxRows = defaultGemmConfig(16, 8192, 8192, 132, "sm_90a");
   EXPECT_FALSE(mxRows.skinny);
   EXPECT_EQ(mxRows.stages, 3);
@@ -928,8 +944,9 @@ TEST(GemmA4W4Op, MatchesDoubleReference) {
   // with row and column tails.
   // Skinny tiles decode in f32 (on NVIDIA to i8 codes whose products are summed exactly in
   // i32, W once for all rows, each row of X on its own), with tails in M, N and K and a
-  // split; one row takes them by default off gfx950 (K 1056 in steps of 512 split two ways,
-  // a tail in the second); two rows take the ring (K 1088 in 128-code steps split 8 ways).
+  // split; one row takes them by default off gfx950 (K 1056 in steps of 512, split two ways
+  // off NVIDIA, a tail in the last step); two rows take the ring off NVIDIA (K 1088 in
+  // 128-code steps split 8 ways) and a 2-row skinny tile on it.
   using Config = std::optional<GemmConfig>;
   for (auto [m, n, k, config] : {std::tuple<int64_t, int64_t, int64_t, Config>{3, 40, 128, std::nullopt},
                                  {1, 48, 1056, std::nullopt},

@@ -30,17 +30,19 @@ struct TempFile {
 const char *kTable = "# tuned on an H200\n"
                      "target,cu_num,M,N,K,dtype,kernel,block_m,block_n,split_k,us\n"
                      "sm_90,132,1,8192,8192,bf16,decode,16,64,4,9.1\n"
+                     "sm_90,132,4,8192,8192,bf16,decode,4,8,1,9.5\n"
+                     "sm_90,132,16,8192,8192,bf16,decode,16,128,8,9.8\n"
                      "sm_90,132,32,8192,8192,bf16,decode,32,64,2,10.4\n"
                      "sm_90,132,320,8192,8192,bf16,tiled,128,128,1,48.0\n"
                      "\n"
                      "sm_90,132,512,8192,8192,bf16,tiled,128,256,1,70.2\n";
 
-TEST(TunedConfigs, FindsExactThenPaddedThenPowerOfTwo) {
+TEST(TunedConfigs, FindsExactThenTheNearerRoundingOfM) {
   TempFile file(kTable);
   std::string error;
   auto configs = TunedConfigs::load(file.path.string(), kKeys, &error);
   ASSERT_TRUE(configs) << error;
-  EXPECT_EQ(configs->size(), 4u);
+  EXPECT_EQ(configs->size(), 6u);
   auto kernelFor = [&](int64_t m) -> std::string {
     const TunedRow *row = configs->find({"sm_90", "132", std::to_string(m), "8192", "8192", "bf16"});
     return row ? row->at("kernel") + "/" + row->at("block_n") : "none";
@@ -50,7 +52,9 @@ TEST(TunedConfigs, FindsExactThenPaddedThenPowerOfTwo) {
   EXPECT_EQ(kernelFor(17), "decode/64");  // padded to 32
   EXPECT_EQ(kernelFor(300), "tiled/128"); // padded to 320 (multiples of 32 up to 1024)
   EXPECT_EQ(kernelFor(400), "tiled/256"); // 416 is not tuned; the next power of two, 512, is
-  EXPECT_EQ(kernelFor(2), "none");        // padded to 16, power of two 2: neither tuned
+  EXPECT_EQ(kernelFor(3), "decode/8");    // the power of two, 4, before AITER's padding, 16
+  EXPECT_EQ(kernelFor(2), "decode/128");  // 2 is not tuned; padded, 16, is
+  EXPECT_EQ(kernelFor(5), "decode/128");  // 8 is not tuned; 16 is
   EXPECT_EQ(configs->find({"sm_90", "132", "32", "8192", "8192", "f16"}), nullptr);
   EXPECT_EQ(configs->find({"gfx942", "304", "32", "8192", "8192", "bf16"}), nullptr);
 }
