@@ -89,3 +89,88 @@ func.func @row_sums(%x: !tile.ptr<i8>, %w: !tile.ptr<i8>, %out: !tile.ptr<f32>, 
   tile.store %r, %out[%o] : tensor<1x32xf32>, !tile.ptr<f32>[tensor<1x32xi32>]
   return
 }
+
+// -----
+
+// Scale groups (the integer skinny GEMM): codes decoded in byte pairs and regrouped by one
+// reshape into [columns, groups, 32], byte products summed over the 32, the sums scaled per
+// group. The 32 codes of a group (16 loaded bytes) stay in one thread: the reshape's source
+// runs are found through it, both operands are decoded in the sum's layout, and the scales
+// load in the sums' layout, which the loop carries: nothing converts.
+// CHECK-DAG:   #[[GROUPS:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 1, 32], threadsPerWarp = [2, 16, 1], warpsPerBlock = [4, 1, 1], order = [2, 1, 0]>
+// CHECK-DAG:   #[[PAIRS:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 16, 2], threadsPerWarp = [2, 16, 1], warpsPerBlock = [4, 1, 1], order = [2, 1, 0]>
+// CHECK-DAG:   #[[SUMS:[a-z_0-9]+]] = #tile.slice<dim = 2, parent = #[[GROUPS]]>
+// CHECK-DAG:   #[[BYTES:[a-z_0-9]+]] = #tile.slice<dim = 2, parent = #[[PAIRS]]>
+// CHECK-LABEL: func.func @group_sums
+// CHECK:         scf.for {{.*}} -> (tensor<32x16xf32, #[[SUMS]]>)
+// CHECK-NOT:       convert_layout
+// CHECK:           tile.load {{.*}} -> tensor<1x256xi8, #[[BYTES]]>
+// CHECK-NOT:       convert_layout
+// CHECK:           tile.load {{.*}} -> tensor<32x256xi8, #[[BYTES]]>
+// CHECK-NOT:       convert_layout
+// CHECK:           tile.load {{.*}} -> tensor<32x16xf32, #[[SUMS]]>
+// CHECK-NOT:       convert_layout
+// CHECK:           tile.reshape {{.*}} : tensor<32x256x2xi8, #[[PAIRS]]> -> tensor<32x16x32xi8, #[[GROUPS]]>
+// CHECK-NOT:       convert_layout
+// CHECK:           tile.reduce sum {{.*}} : tensor<32x16x32xi32, #[[GROUPS]]> -> tensor<32x16xi32, #[[SUMS]]>
+// CHECK-NOT:       convert_layout
+// CHECK:           scf.yield
+func.func @group_sums(%x: !tile.ptr<i8>, %w: !tile.ptr<i8>, %ws: !tile.ptr<f32>, %out: !tile.ptr<f32>, %k: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %c0 = arith.constant 0 : i32
+  %c256 = arith.constant 256 : i32
+  %zero = arith.constant 0.0 : f32
+  %acc0 = tile.splat %zero : f32 -> tensor<32x16xf32>
+  %bytes = tile.arange 0 to 256 : tensor<256xi32>
+  %cols = tile.arange 0 to 32 : tensor<32xi32>
+  %groups = tile.arange 0 to 16 : tensor<16xi32>
+  %r = scf.for %i = %c0 to %k step %c256 iter_args(%acc = %acc0) -> (tensor<32x16xf32>) : i32 {
+    %start = tile.splat %i : i32 -> tensor<256xi32>
+    %at = arith.addi %start, %bytes : tensor<256xi32>
+    %at2 = tile.expand_dims %at axis = 0 : tensor<256xi32> -> tensor<1x256xi32>
+    %xb = tile.load %x[%at2] : !tile.ptr<i8>[tensor<1x256xi32>] -> tensor<1x256xi8>
+    %col2 = tile.expand_dims %cols axis = 1 : tensor<32xi32> -> tensor<32x1xi32>
+    %stride = tile.splat %k : i32 -> tensor<32x1xi32>
+    %rowat = arith.muli %col2, %stride : tensor<32x1xi32>
+    %rowat2 = tile.broadcast %rowat : tensor<32x1xi32> -> tensor<32x256xi32>
+    %at3 = tile.broadcast %at2 : tensor<1x256xi32> -> tensor<32x256xi32>
+    %wat = arith.addi %rowat2, %at3 : tensor<32x256xi32>
+    %wb = tile.load %w[%wat] : !tile.ptr<i8>[tensor<32x256xi32>] -> tensor<32x256xi8>
+    %g2 = tile.expand_dims %groups axis = 0 : tensor<16xi32> -> tensor<1x16xi32>
+    %g3 = tile.broadcast %g2 : tensor<1x16xi32> -> tensor<32x16xi32>
+    %sat = arith.addi %g3, %g3 : tensor<32x16xi32>
+    %scale = tile.load %ws[%sat] : !tile.ptr<f32>[tensor<32x16xi32>] -> tensor<32x16xf32>
+    %shift = tile.arange 0 to 2 : tensor<2xi32>
+    %eight = arith.constant dense<8> : tensor<2xi32>
+    %shifts = arith.muli %shift, %eight : tensor<2xi32>
+    %shifts16 = arith.trunci %shifts : tensor<2xi32> to tensor<2xi16>
+    %shifts2 = tile.expand_dims %shifts16 axis = 0 : tensor<2xi16> -> tensor<1x2xi16>
+    %shifts3 = tile.expand_dims %shifts2 axis = 0 : tensor<1x2xi16> -> tensor<1x1x2xi16>
+    %xshift = tile.broadcast %shifts3 : tensor<1x1x2xi16> -> tensor<1x256x2xi16>
+    %wshift = tile.broadcast %shifts3 : tensor<1x1x2xi16> -> tensor<32x256x2xi16>
+    %xv = tile.lookup_nibbles %xb table [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12] : tensor<1x256xi8> -> tensor<1x256xi16>
+    %xv3 = tile.expand_dims %xv axis = 2 : tensor<1x256xi16> -> tensor<1x256x1xi16>
+    %xv4 = tile.broadcast %xv3 : tensor<1x256x1xi16> -> tensor<1x256x2xi16>
+    %xn = arith.shrsi %xv4, %xshift : tensor<1x256x2xi16>
+    %xc = arith.trunci %xn : tensor<1x256x2xi16> to tensor<1x256x2xi8>
+    %xg = tile.reshape %xc : tensor<1x256x2xi8> -> tensor<1x16x32xi8>
+    %xg2 = tile.broadcast %xg : tensor<1x16x32xi8> -> tensor<32x16x32xi8>
+    %wv = tile.lookup_nibbles %wb table [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12] : tensor<32x256xi8> -> tensor<32x256xi16>
+    %wv3 = tile.expand_dims %wv axis = 2 : tensor<32x256xi16> -> tensor<32x256x1xi16>
+    %wv4 = tile.broadcast %wv3 : tensor<32x256x1xi16> -> tensor<32x256x2xi16>
+    %wn = arith.shrsi %wv4, %wshift : tensor<32x256x2xi16>
+    %wc = arith.trunci %wn : tensor<32x256x2xi16> to tensor<32x256x2xi8>
+    %wg = tile.reshape %wc : tensor<32x256x2xi8> -> tensor<32x16x32xi8>
+    %xi = arith.extsi %xg2 : tensor<32x16x32xi8> to tensor<32x16x32xi32>
+    %wi = arith.extsi %wg : tensor<32x16x32xi8> to tensor<32x16x32xi32>
+    %p = arith.muli %xi, %wi : tensor<32x16x32xi32>
+    %s = tile.reduce sum %p axis = 2 : tensor<32x16x32xi32> -> tensor<32x16xi32>
+    %sf = arith.sitofp %s : tensor<32x16xi32> to tensor<32x16xf32>
+    %scaled = arith.mulf %sf, %scale : tensor<32x16xf32>
+    %n = arith.addf %acc, %scaled : tensor<32x16xf32>
+    scf.yield %n : tensor<32x16xf32>
+  }
+  %ca = tile.expand_dims %cols axis = 1 : tensor<32xi32> -> tensor<32x1xi32>
+  %cb = tile.broadcast %ca : tensor<32x1xi32> -> tensor<32x16xi32>
+  tile.store %r, %out[%cb] : tensor<32x16xf32>, !tile.ptr<f32>[tensor<32x16xi32>]
+  return
+}
