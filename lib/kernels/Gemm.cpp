@@ -328,10 +328,7 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
     else
       initial.push_back(zeros({c.blockM, c.blockN}, accumulator));
     auto rowIndex = [&](int64_t r) { return full({1, 1}, tileM * int32_t(c.blockM) + int32_t(r), DType::i32); };
-    std::
-        vector<Value>
-            sums =
-                forRange(kBegin, kEnd, int32_t(c.blockK), initial,
+    auto sums = forRange(kBegin, kEnd, int32_t(c.blockK), initial,
                          [&](Value k0, const std::vector<Value> &sum) {
                            if (spec.mx) {
                              // Bytes of the step; one scale per 32 of K.

@@ -436,7 +436,8 @@ private:
     auto type = cast<RankedTensorType>(source.getType());
     if (type.getEncoding() || reduce.getAxis() != type.getRank() - 1)
       return;
-    int64_t run = loadedRun(source, type.getShape().back());
+    bool regrouped = false;
+    int64_t run = loadedRun(source, type.getShape().back(), &regrouped);
     BlockedLayoutAttr layout = rowReductionLayout(context, type.getShape(), run, warpSize, numWarps);
     if (!layout)
       return;
@@ -457,17 +458,17 @@ private:
           if (auto operandType = dyn_cast<RankedTensorType>(operand.getType());
               operandType && operandType.getRank() == t.getRank())
             worklist.push_back(operand);
-      } else if (isa_and_nonnull<ReshapeOp>(def)) {
+      } else if (regrouped && isa_and_nonnull<ReshapeOp>(def)) {
         // Codes decoded in pairs and regrouped (MXFP4 bytes into scale groups of 32) are
         // decoded in the sum's layout.
         decodeInLayout(v, layout);
       }
     }
-    // What the sums are combined with elementwise (per-group scales) defaults to their layout,
-    // the tiles broadcast to them too.
+    // Group sums are combined elementwise with per-group scales: those tiles, and the tiles
+    // broadcast to them, default to the sums' layout.
     auto sums = SliceLayoutAttr::get(context, reduce.getAxis(), layout);
     auto resultType = dyn_cast<RankedTensorType>(reduce.getType());
-    if (resultType && resultType.getRank() >= 2) {
+    if (regrouped && resultType && resultType.getRank() >= 2) {
       shapeLayouts.try_emplace(llvm::to_vector(resultType.getShape()), sums);
       for (Operation *user : reduce->getUsers())
         if (user->hasTrait<OpTrait::Elementwise>())
@@ -490,7 +491,8 @@ private:
 
   /// Elements along the last dimension of `v` that 16 bytes of the narrowest load it is
   /// computed from cover (a byte of two e2m1 codes covers two); 128 bits of f32 without loads.
-  int64_t loadedRun(Value v, int64_t length) {
+  /// Sets `regrouped` when a reshape regroups loaded runs into the last dimension.
+  int64_t loadedRun(Value v, int64_t length, bool *regrouped = nullptr) {
     int64_t run = 0;
     SmallVector<Value> worklist{v};
     DenseSet<Value> seen;
@@ -507,17 +509,22 @@ private:
           run = run ? std::min(run, 128 / bits * (length / loaded)) : 128 / bits * (length / loaded);
         continue;
       }
-      // A reshape that regroups the last dimension (codes into scale groups of 32): the runs
-      // of the source's trailing elements the new last dimension splits, at most that long.
+      // A reshape that regroups the last dimension into groups holding whole loaded runs
+      // (codes into scale groups of 32): the source's runs. One that splits runs (RoPE's
+      // pairs) is not a sum along loaded rows.
       if (auto reshape = dyn_cast<ReshapeOp>(def)) {
         int64_t whole = 1;
         for (int64_t d : llvm::reverse(reshape.getSource().getType().getShape()))
           if ((whole *= d) % length == 0)
             break;
         if (whole != length && whole % length == 0) {
-          int64_t split = std::min(length, loadedRun(reshape.getSource(), whole));
-          run = run ? std::min(run, split) : split;
-          continue;
+          int64_t split = loadedRun(reshape.getSource(), whole);
+          if (split <= length) {
+            run = run ? std::min(run, split) : split;
+            if (regrouped)
+              *regrouped = true;
+            continue;
+          }
         }
       }
       if (isa<BroadcastOp, ExpandDimsOp, ReshapeOp>(def) || def->hasTrait<OpTrait::Elementwise>())

@@ -174,3 +174,44 @@ func.func @group_sums(%x: !tile.ptr<i8>, %w: !tile.ptr<i8>, %ws: !tile.ptr<f32>,
   tile.store %r, %out[%cb] : tensor<32x16xf32>, !tile.ptr<f32>[tensor<32x16xi32>]
   return
 }
+
+// -----
+
+// Pairs split off a loaded run (GPT-J RoPE's even and odd elements) are no scale groups: the
+// sums over them leave what they are combined with (cos) in its own blocked layout.
+// CHECK-DAG:   #[[COS:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerBlock = [2, 1], order = [1, 0]>
+// CHECK-LABEL: func.func @pairs
+// CHECK:         tile.load {{.*}} -> tensor<1x32xf32, #[[COS]]>
+func.func @pairs(%x: !tile.ptr<bf16>, %cos: !tile.ptr<f32>, %out: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 2 : i32} {
+  %rows = tile.arange 0 to 16 : tensor<16xi32>
+  %r2 = tile.expand_dims %rows axis = 1 : tensor<16xi32> -> tensor<16x1xi32>
+  %c64 = arith.constant dense<64> : tensor<16x1xi32>
+  %rat = arith.muli %r2, %c64 : tensor<16x1xi32>
+  %ratb = tile.broadcast %rat : tensor<16x1xi32> -> tensor<16x64xi32>
+  %cols = tile.arange 0 to 64 : tensor<64xi32>
+  %c2 = tile.expand_dims %cols axis = 0 : tensor<64xi32> -> tensor<1x64xi32>
+  %cb = tile.broadcast %c2 : tensor<1x64xi32> -> tensor<16x64xi32>
+  %at = arith.addi %ratb, %cb : tensor<16x64xi32>
+  %v = tile.load %x[%at] : !tile.ptr<bf16>[tensor<16x64xi32>] -> tensor<16x64xbf16>
+  %f = arith.extf %v : tensor<16x64xbf16> to tensor<16x64xf32>
+  %p = tile.reshape %f : tensor<16x64xf32> -> tensor<16x32x2xf32>
+  %which = tile.arange 0 to 2 : tensor<2xi32>
+  %w2 = tile.expand_dims %which axis = 0 : tensor<2xi32> -> tensor<1x2xi32>
+  %w3 = tile.expand_dims %w2 axis = 0 : tensor<1x2xi32> -> tensor<1x1x2xi32>
+  %zero = arith.constant dense<0> : tensor<1x1x2xi32>
+  %even = arith.cmpi eq, %w3, %zero : tensor<1x1x2xi32>
+  %evenb = tile.broadcast %even : tensor<1x1x2xi1> -> tensor<16x32x2xi1>
+  %fz = arith.constant dense<0.0> : tensor<16x32x2xf32>
+  %sel = arith.select %evenb, %p, %fz : tensor<16x32x2xi1>, tensor<16x32x2xf32>
+  %e = tile.reduce sum %sel axis = 2 : tensor<16x32x2xf32> -> tensor<16x32xf32>
+  %h = tile.arange 0 to 32 : tensor<32xi32>
+  %h2 = tile.expand_dims %h axis = 0 : tensor<32xi32> -> tensor<1x32xi32>
+  %c = tile.load %cos[%h2] : !tile.ptr<f32>[tensor<1x32xi32>] -> tensor<1x32xf32>
+  %cb2 = tile.broadcast %c : tensor<1x32xf32> -> tensor<16x32xf32>
+  %y = arith.mulf %e, %cb2 : tensor<16x32xf32>
+  %y3 = tile.expand_dims %y axis = 2 : tensor<16x32xf32> -> tensor<16x32x1xf32>
+  %yb = tile.broadcast %y3 : tensor<16x32x1xf32> -> tensor<16x32x2xf32>
+  %yo = tile.reshape %yb : tensor<16x32x2xf32> -> tensor<16x64xf32>
+  tile.store %yo, %out[%at] : tensor<16x64xf32>, !tile.ptr<f32>[tensor<16x64xi32>]
+  return
+}
