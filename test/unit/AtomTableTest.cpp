@@ -344,11 +344,11 @@ TEST(AtomTable, CountsPerTarget) {
   EXPECT_EQ(atomsFor(Target::gfx942).size(), 14u);
   // gfx950: the 14 kept + 4 new 16-bit + 25 format pairings x 2 scaled.
   EXPECT_EQ(atomsFor(Target::gfx950).size(), 68u);
-  // sm_90: mma.sync f16, bf16, 4 fp8 pairings.
-  EXPECT_EQ(atomsFor(Target::sm_90).size(), 6u);
+  // sm_90: mma.sync f16, bf16, 4 fp8 pairings, s8.
+  EXPECT_EQ(atomsFor(Target::sm_90).size(), 7u);
   // sm_90a: everything of sm_90 + wgmma (2 + 4 pairings) x N in {64,128,256}.
-  EXPECT_EQ(atomsFor(Target::sm_90a).size(), 24u);
-  EXPECT_EQ(allAtoms().size(), 14u + 68u + 6u + 18u);
+  EXPECT_EQ(atomsFor(Target::sm_90a).size(), 25u);
+  EXPECT_EQ(allAtoms().size(), 14u + 68u + 7u + 18u);
 }
 
 TEST(AtomTable, Fp8FlavourFollowsTheTarget) {

@@ -271,7 +271,7 @@ void addScaledMfmas(std::vector<Atom> &atoms) {
 // PTX ISA "Matrix Fragments for mma.m16n8k16 with floating point type" and
 // "Matrix Fragments for mma.m16n8k32" (8-bit types), with groupID = lane >> 2,
 // threadID_in_group = lane % 4, and E elements per 32-bit register (2 for
-// f16/bf16 at K = 16, 4 for e4m3/e5m2 at K = 32):
+// f16/bf16 at K = 16, 4 for e4m3/e5m2/s8 at K = 32; s32 accumulators sit as f32 ones):
 //   A a_i: row = groupID + 8 * ((i / E) % 2),
 //          col = E * threadID_in_group + i % E + 4E * (i / 2E)
 //   B b_i: row = E * threadID_in_group + i % E + 4E * (i / E), col = groupID
@@ -307,6 +307,8 @@ const char *ptxTypeName(ScalarKind kind) {
     return "e4m3";
   case ScalarKind::f8E5M2:
     return "e5m2";
+  case ScalarKind::i8:
+    return "s8";
   default:
     return "";
   }
@@ -315,14 +317,17 @@ const char *ptxTypeName(ScalarKind kind) {
 constexpr ScalarKind kPtxFp8Kinds[] = {ScalarKind::f8E4M3FN,
                                        ScalarKind::f8E5M2};
 
+/// Integer multiplicands (s8) accumulate exactly in s32, wrapping on overflow like
+/// dp4a and CDNA's i8 MFMA; the others in f32.
 void addMmaSync(std::vector<Atom> &atoms, ScalarKind aType, ScalarKind bType) {
   int elementsPerRegister = 32 / bitWidth(aType);
+  ScalarKind cType = aType == ScalarKind::i8 ? ScalarKind::i32 : ScalarKind::f32;
+  const char *c = cType == ScalarKind::i32 ? "s32" : "f32";
   std::string shape = "m16n8k" + std::to_string(8 * elementsPerRegister);
   std::string types =
       std::string(ptxTypeName(aType)) + "." + ptxTypeName(bType);
-  std::string mnemonic =
-      "mma.sync.aligned." + shape + ".row.col.f32." + types + ".f32";
-  std::string name = "sm_90.mma_" + shape + "_f32_" + ptxTypeName(aType) + "_" +
+  std::string mnemonic = "mma.sync.aligned." + shape + ".row.col." + c + "." + types + "." + c;
+  std::string name = "sm_90.mma_" + shape + "_" + c + "_" + ptxTypeName(aType) + "_" +
                      ptxTypeName(bType);
   atoms.push_back(Atom{
       /*name=*/name,
@@ -334,7 +339,7 @@ void addMmaSync(std::vector<Atom> &atoms, ScalarKind aType, ScalarKind bType) {
       /*blocks=*/1,
       /*aType=*/aType,
       /*bType=*/bType,
-      /*cType=*/ScalarKind::f32,
+      /*cType=*/cType,
       /*scaleType=*/std::nullopt,
       /*aSource=*/OperandSource::Registers,
       /*bSource=*/OperandSource::Registers,
@@ -355,6 +360,7 @@ void addMmaSyncs(std::vector<Atom> &atoms) {
   for (ScalarKind a : kPtxFp8Kinds)
     for (ScalarKind b : kPtxFp8Kinds)
       addMmaSync(atoms, a, b);
+  addMmaSync(atoms, ScalarKind::i8, ScalarKind::i8);
 }
 
 //===----------------------------------------------------------------------===//

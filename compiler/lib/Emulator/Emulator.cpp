@@ -1617,8 +1617,8 @@ private:
     }
   }
 
-  /// mma.sync m16n8k16 (bf16, f16) and m16n8k32 (e4m3), row.col, f32 accumulators (PTX ISA
-  /// fragment tables). groupID g = lane / 4, t = lane % 4, E elements per 32-bit register:
+  /// mma.sync m16n8k16 (bf16, f16) and m16n8k32 (e4m3, e5m2 with f32 accumulators; s8 with s32
+  /// ones, wrapping), row.col (PTX ISA fragment tables). groupID g = lane / 4, t = lane % 4, E elements per 32-bit register:
   /// A element i of a lane: row g + 8·((i / E) % 2), column E·t + i % E + (K / 2)·(i / (2E));
   /// B element i: row E·t + i % E + (K / 2)·(i / E), column g; C element i: row g + 8·(i / 2),
   /// column 2·t + i % 2.
@@ -1633,7 +1633,12 @@ private:
         fault("mma.sync shapes other than m16n8 row.col are not modelled");
       k = mma.getShape().getK();
       auto type = mma.getMultiplicandAPtxType();
-      kind = kindB = type == NVVM::MMATypes::bf16 ? "bf16" : type == NVVM::MMATypes::f16 ? "f16" : "";
+      kind = kindB = type == NVVM::MMATypes::bf16  ? "bf16"
+                     : type == NVVM::MMATypes::f16 ? "f16"
+                     : type == NVVM::MMATypes::s8  ? "i8"
+                                                   : "";
+      if (kind == "i8" && mma.getIntOverflowBehavior() != NVVM::MMAIntOverflow::wrapped)
+        fault("mma.sync s8 is modelled with wrapping s32 sums only");
       aRegs.append(mma.getOperandA().begin(), mma.getOperandA().end());
       bRegs.append(mma.getOperandB().begin(), mma.getOperandB().end());
       cRegs.append(mma.getOperandC().begin(), mma.getOperandC().end());
@@ -1652,9 +1657,12 @@ private:
       bRegs.append(operands.begin() + 4, operands.begin() + 6);
       cRegs.append(operands.begin() + 6, operands.end());
     }
-    if (kind.empty() || !isa<FloatType>(cRegs[0].getType()) || !cast<FloatType>(cRegs[0].getType()).isF32())
-      fault("mma.sync operand types other than bf16, f16, e4m3 and e5m2 with f32 accumulators are not modelled");
-    const unsigned width = kind == "e4m3" || kind == "e5m2" ? 8 : 16, perReg = 32 / width;
+    const bool integer = kind == "i8";
+    if (kind.empty() || cRegs[0].getType() != (integer ? Type(IntegerType::get(op->getContext(), 32))
+                                                       : Type(Float32Type::get(op->getContext()))))
+      fault("mma.sync operand types other than bf16, f16, e4m3 and e5m2 with f32 accumulators, and s8 with s32 "
+            "ones, are not modelled");
+    const unsigned width = kind == "bf16" || kind == "f16" ? 16 : 8, perReg = 32 / width;
     std::vector<double> a(16 * k), b(k * 8);
     for (uint32_t lane = 0; lane < 32; ++lane) {
       const uint32_t g = lane / 4, t = lane % 4;
@@ -1677,11 +1685,12 @@ private:
       Bits out;
       for (unsigned i = 0; i < 4; ++i) {
         unsigned row = g + 8 * (i / 2), col = 2 * t + i % 2;
-        double sum = 0;
+        double sum = 0; // exact for s8: |sum| < 2^19
         for (unsigned e = 0; e < k; ++e)
           sum += a[row * k + e] * b[e * 8 + col];
-        float c = std::bit_cast<float>(uint32_t(get(lanes[first + lane], cRegs[i])[0]));
-        out.push_back(std::bit_cast<uint32_t>(float(double(c) + sum)));
+        const uint32_t c = uint32_t(get(lanes[first + lane], cRegs[i])[0]);
+        out.push_back(integer ? c + uint32_t(int32_t(sum))
+                              : std::bit_cast<uint32_t>(float(double(std::bit_cast<float>(c)) + sum)));
       }
       results[lane] = out;
     }

@@ -2413,18 +2413,19 @@ Value registerSlice(OpBuilder &b, Location loc, Value vector, int64_t start, int
 }
 
 /// One mma.sync. Operands travel packed in 32-bit registers, in PTX fragment order (the atom
-/// table's value order): bf16/f16 pairs, fp8 quadruples. MLIR's nvvm.mma.sync has no dense
-/// fp8 form, so fp8 atoms call the LLVM intrinsic (PTX ISA 8.4, sm_89+) directly.
+/// table's value order): bf16/f16 pairs, fp8 and s8 quadruples. MLIR's nvvm.mma.sync has no
+/// dense fp8 form, so fp8 atoms call the LLVM intrinsic (PTX ISA 8.4, sm_89+) directly; s8
+/// sums wrap in s32 (no .satfinite), as dp4a and CDNA's i8 MFMA do.
 Value issueMmaSync(OpBuilder &b, Location loc, const wavetile::atoms::Atom &atom, Value a, Value bv, Value acc) {
   Type element = cast<VectorType>(a.getType()).getElementType();
   int64_t perRegister = 32 / element.getIntOrFloatBitWidth();
-  bool fp8 = perRegister == 4;
+  bool s8 = element.isInteger(8), fp8 = perRegister == 4 && !s8;
   auto pack = [&](Value v) {
     SmallVector<Value> registers;
     int64_t n = cast<VectorType>(v.getType()).getNumElements();
     for (int64_t i = 0; i < n; i += perRegister) {
       Value group = registerSlice(b, loc, v, i, perRegister);
-      if (element.isBF16() || fp8) { // NVVM types bf16 pairs and fp8 quadruples as i32
+      if (element.isBF16() || perRegister == 4) { // NVVM types bf16 pairs and byte quadruples as i32
         SmallVector<Value> bits;
         for (Value e : elementsOf(b, loc, group))
           bits.push_back(toMemory(b, loc, e));
@@ -2436,8 +2437,8 @@ Value issueMmaSync(OpBuilder &b, Location loc, const wavetile::atoms::Atom &atom
     return registers;
   };
   SmallVector<Value> accs = elementsOf(b, loc, acc);
-  Type f32 = b.getF32Type();
-  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(accs.size(), f32));
+  auto resultType =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), SmallVector<Type>(accs.size(), accs.front().getType()));
   Value d;
   if (fp8) {
     auto ptxName = [](Type t) { return isa<Float8E4M3FNType>(t) ? "e4m3" : "e5m2"; };
@@ -2449,9 +2450,10 @@ Value issueMmaSync(OpBuilder &b, Location loc, const wavetile::atoms::Atom &atom
     llvm::append_range(operands, accs);
     d = LLVM::CallIntrinsicOp::create(b, loc, resultType, b.getStringAttr(intrinsic), operands).getResult(0);
   } else {
-    auto ptxType = element.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+    auto ptxType = s8 ? NVVM::MMATypes::s8 : element.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+    auto overflow = s8 ? std::optional(NVVM::MMAIntOverflow::wrapped) : std::nullopt;
     d = NVVM::MmaOp::create(b, loc, resultType, pack(a), pack(bv), accs, {atom.m, atom.n, atom.k}, std::nullopt,
-                            std::nullopt, std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+                            overflow, std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
                             std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
   }
   SmallVector<Value> out;

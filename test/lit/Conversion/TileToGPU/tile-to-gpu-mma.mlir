@@ -87,3 +87,12 @@
 // SM90:            math.fma {{.*}} : vector<4xf32>
 // SM90-NOT:        gpu.barrier
 // SM90:            gpu.return
+
+// int8: s8 quadruples packed in i32, summed in s32 and wrapping (as dp4a and CDNA's MFMA do).
+// SM90-LABEL:    gpu.func @int8_tile
+// SM90:          scf.for
+// SM90-COUNT-16:   nvvm.mma.sync {{.*}}intOverflowBehavior = #nvvm.mma_int_overflow<wrapped>{{.*}}multiplicandAPtxType = #nvvm.mma_type<s8>, multiplicandBPtxType = #nvvm.mma_type<s8>, shape = #nvvm.shape<m = 16, n = 8, k = 32>} : (i32, i32, i32) -> !llvm.struct<(i32, i32, i32, i32)>
+// SM90-NOT:        nvvm.mma.sync
+// SM90:            scf.yield
+// CDNA3-LABEL:   gpu.func @int8_tile
+// CDNA3-COUNT-4:   amdgpu.mfma 32x32x16 {{.*}} : vector<8xi8>, vector<8xi8>, vector<16xi32>

@@ -21,6 +21,8 @@
 // CDNA4-DAG: #[[SOP2:[a-z_0-9]+]] = #tile.dot_operand<operand = 2, parent = #[[SMMA]]>
 // CDNA4-DAG: #[[SOP3:[a-z_0-9]+]] = #tile.dot_operand<operand = 3, parent = #[[SMMA]]>
 // SM90-DAG:  #[[MMA:[a-z_0-9]+]] = #tile.mma<atom = "sm_90.mma_m16n8k16_f32_bf16_bf16", warpsPerBlock = [2, 2]>
+// SM90-DAG:  #[[I8MMA:[a-z_0-9]+]] = #tile.mma<atom = "sm_90.mma_m16n8k32_s32_s8_s8", warpsPerBlock = [2, 2]>
+// CDNA3-DAG: #[[I8MMA:[a-z_0-9]+]] = #tile.mma<atom = "gfx942.mfma_i32_32x32x16_i8", warpsPerBlock = [2, 2]>
 // CDNA3-DAG: #[[A:[a-z_0-9]+]] = #tile.dot_operand<operand = 0, parent = #[[MMA]]>
 // CDNA3-DAG: #[[B:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #[[MMA]]>
 // CDNA3-DAG: #[[BT:[a-z_0-9]+]] = #tile.dot_operand<operand = 1, parent = #[[MMA]], transposed = true>
@@ -328,5 +330,27 @@ func.func @stage_byte_scales(%s: !tile.ptr<i8>, %ld: i32) attributes {tile.kerne
   %stage = tile.shared_alloc : !tile.shared<64x4xi8>
   %token = tile.async_copy %s[%offsets], %stage : !tile.ptr<i8>[tensor<64x4xi32>], !tile.shared<64x4xi8>
   tile.async_wait pending = 0
+  return
+}
+
+// int8: exact s32 sums on i8 matrix instructions (CDNA's i8 MFMA, sm_90's m16n8k32 s8).
+// CDNA3-LABEL: func.func @int8_tile
+// CDNA3:         tile.dot {{.*}} -> tensor<64x64xi32, #[[I8MMA]]>
+// SM90-LABEL:  func.func @int8_tile
+// SM90:          tile.dot {{.*}} -> tensor<64x64xi32, #[[I8MMA]]>
+func.func @int8_tile(%a: !tile.ptr<i8>, %b: !tile.ptr<i8>, %c: !tile.ptr<i32>, %k: i32) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %zero = arith.constant 0 : i32
+  %acc0 = tile.splat %zero : i32 -> tensor<64x64xi32>
+  %ia = tile.arange 0 to 4096 : tensor<4096xi32>
+  %oa = tile.reshape %ia : tensor<4096xi32> -> tensor<64x64xi32>
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %r = scf.for %i = %c0 to %k step %c64 iter_args(%acc = %acc0) -> (tensor<64x64xi32>) : i32 {
+    %ta = tile.load %a[%oa] : !tile.ptr<i8>[tensor<64x64xi32>] -> tensor<64x64xi8>
+    %tb = tile.load %b[%oa] : !tile.ptr<i8>[tensor<64x64xi32>] -> tensor<64x64xi8>
+    %d = tile.dot %ta, %tb, %acc : tensor<64x64xi8>, tensor<64x64xi8>, tensor<64x64xi32> -> tensor<64x64xi32>
+    scf.yield %d : tensor<64x64xi32>
+  }
+  tile.store %r, %c[%oa] : tensor<64x64xi32>, !tile.ptr<i32>[tensor<64x64xi32>]
   return
 }
