@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """The GEMM family (wavetile.ops.gemm_a16w16, gemm_a8w8, gemm_a8w8_bpreshuffle, gemm_a8w8_blockscale
 and gemm_a4w4) on an NVIDIA GPU against cuBLAS (torch.matmul), torch._scaled_mm (fp8, per-tensor,
-per-token and blockwise) and Triton GEMMs written here (tl.dot for bf16 and block-scaled fp8,
+per-token and blockwise), torch._int_mm (int8) and Triton GEMMs written here (tl.dot for bf16, int8 and block-scaled fp8,
 tl.dot_scaled for MXFP4), interleaved in one process (issue 6's benchmark).
 Numerics first (against an fp32 torch product), then device time per call (CUDA-graph replays
 over rotating inputs, bench/h200/ops_bench.py's method). Decode shapes use Llama-3-70B and
 DeepSeek-V3 layer sizes. With WAVETILE_TUNED_DIR set, the ops read the tables there;
-TUNE=DTYPE:SET[,...] (DTYPE bf16, fp8, blockscale or a4w4, SET decode, large or shapes MxNxK joined by '+') first
+TUNE=DTYPE:SET[,...] (DTYPE bf16, fp8, i8, blockscale or a4w4, SET decode, large or shapes MxNxK joined by '+') first
 tunes those shapes (wavetile.ops.tune_gemm, as `wavetile tune` does) into that directory.
-GEMMS=bf16,fp8,blockscale,a4w4 picks the dtypes benchmarked, SHAPES=decode,large,MxNxK,... the shapes
+GEMMS=bf16,fp8,i8,blockscale,a4w4 picks the dtypes benchmarked, SHAPES=decode,large,MxNxK,... the shapes
 (A4W4_SWEEP=1: gemm_a4w4 also sweeps decode configurations); RESULT names the report
 ($OUT/$RESULT.md and .json).
 
@@ -39,27 +39,35 @@ LARGE = [(4096, 4096, 4096), (8192, 8192, 8192)]
 @triton.autotune(configs=[triton.Config({"BM": bm, "BN": bn, "BK": bk}, num_stages=s, num_warps=w)
                           for bm, bn, bk, s, w in [(16, 64, 128, 4, 4), (32, 64, 128, 4, 4), (64, 64, 64, 4, 4),
                                                    (128, 128, 64, 3, 8), (128, 256, 64, 3, 8)]],
-                 key=["M", "N", "K"])
+                 key=["M", "N", "K", "INT8"])
 @triton.jit
-def _triton_gemm(x, w, out, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+def _triton_gemm(x, w, xs, ws, out, M, N, K, INT8: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                 BK: tl.constexpr):
+    """Y = X·Wᵀ; int8 codes sum in i32 and are scaled per row (xs) and column (ws)."""
     pm, pn = tl.program_id(0), tl.program_id(1)
     rows = pm * BM + tl.arange(0, BM)
     cols = pn * BN + tl.arange(0, BN)
-    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    ACC: tl.constexpr = tl.int32 if INT8 else tl.float32
+    acc = tl.zeros([BM, BN], dtype=ACC)
     for k0 in range(0, K, BK):
         ks = k0 + tl.arange(0, BK)
-        a = tl.load(x + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0.0)
-        bt = tl.load(w + cols[None, :] * K + ks[:, None], mask=(cols[None, :] < N) & (ks[:, None] < K), other=0.0)
-        acc = tl.dot(a, bt, acc)
-    tl.store(out + rows[:, None] * N + cols[None, :], acc.to(out.dtype.element_ty),
+        a = tl.load(x + rows[:, None] * K + ks[None, :], mask=(rows[:, None] < M) & (ks[None, :] < K), other=0)
+        bt = tl.load(w + cols[None, :] * K + ks[:, None], mask=(cols[None, :] < N) & (ks[:, None] < K), other=0)
+        acc = tl.dot(a, bt, acc, out_dtype=ACC)
+    y = acc.to(tl.float32)
+    if INT8:
+        y = y * tl.load(xs + rows, mask=rows < M, other=0.0)[:, None] * tl.load(ws + cols, mask=cols < N, other=0.0)[None, :]
+    tl.store(out + rows[:, None] * N + cols[None, :], y.to(out.dtype.element_ty),
              mask=(rows[:, None] < M) & (cols[None, :] < N))
 
 
-def triton_gemm(x, w):
+def triton_gemm(x, w, xs=None, ws=None):
     m, k = x.shape
     n = w.shape[0]
-    out = torch.empty(m, n, device=x.device, dtype=x.dtype)
-    _triton_gemm[lambda meta: (triton.cdiv(m, meta["BM"]), triton.cdiv(n, meta["BN"]))](x, w, out, m, n, k)
+    int8 = x.dtype == torch.int8
+    out = torch.empty(m, n, device=x.device, dtype=torch.bfloat16 if int8 else x.dtype)
+    _triton_gemm[lambda meta: (triton.cdiv(m, meta["BM"]), triton.cdiv(n, meta["BN"]))](
+        x, w, xs if int8 else x, ws if int8 else x, out, m, n, k, int8)
     return out
 
 
@@ -132,6 +140,58 @@ def fp8_case(m, n, k, g):
             (torch.randn(n, k, device="cuda", generator=g) * 2).to(torch.float8_e4m3fn),
             torch.rand(m, 1, device="cuda", generator=g) / 100 + 1e-3,
             torch.rand(1, n, device="cuda", generator=g) / 100 + 1e-3)
+
+
+def int8_case(m, n, k, g):
+    """int8 codes in [-127, 127] with f32 scales per token ([M, 1]) and per channel ([1, N])."""
+    return (torch.randint(-127, 128, (m, k), device="cuda", dtype=torch.int8, generator=g),
+            torch.randint(-127, 128, (n, k), device="cuda", dtype=torch.int8, generator=g),
+            torch.rand(m, 1, device="cuda", generator=g) / 100 + 1e-3,
+            torch.rand(1, n, device="cuda", generator=g) / 100 + 1e-3)
+
+
+def int_mm(x, w, xs, ws):
+    """torch._int_mm (cuBLAS int8 → int32), which takes more than 16 rows: fewer are padded to
+    17 (the decode W stream costs the same), then the scales and bf16 in eager torch."""
+    m = x.shape[0]
+    xp = x if m > 16 else torch.nn.functional.pad(x, (0, 0, 0, 17 - m))
+    return (torch._int_mm(xp, w.t())[:m].float() * xs * ws).to(torch.bfloat16)
+
+
+def int_mm_product(x, w, xs, ws):
+    """torch._int_mm's int32 product alone (the cuBLAS kernel, without the scaling kernels)."""
+    m = x.shape[0]
+    return torch._int_mm(x if m > 16 else torch.nn.functional.pad(x, (0, 0, 0, 17 - m)), w.t())[:m]
+
+
+def bench_int8(shapes):
+    g = start_table("gemm_a8w8 (int8, per-token × per-channel scales → bf16)",
+                    ["M", "N", "K", "wavetile µs", "TOP/s", "W TB/s", "_int_mm µs (product only)",
+                     "_int_mm + scaling µs", "Triton µs", "cuBLAS bf16 µs", "vs _int_mm", "vs Triton",
+                     "vs cuBLAS bf16", "max rel err"])
+    for m, n, k in shapes:
+        batches = [int8_case(m, n, k, g) for _ in range(2 if m * k + n * k > (32 << 20) else 8)]
+        x, w, xs, ws = batches[0]
+        exact = (x.double() @ w.double().t()) * xs.double() * ws.double()  # |sums| < 2^31: exact in f64
+        out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        ops.gemm_a8w8(x, w, xs, ws, out=out)
+        err, ok = check("gemm_a8w8 int8", out, exact.float(), 1e-2)  # one bf16 rounding
+        t = {"wavetile": b.graph_time(ops.gemm_a8w8, batches)}
+        magnitude = exact.abs().float()
+        for name, fn in (("int_mm", int_mm_product), ("int_mm_scaled", int_mm), ("triton", triton_gemm)):
+            _, t[name] = time_peer(f"{name} {m}x{n}x{k}", fn, batches, exact.float() if name != "int_mm" else
+                                   (x.double() @ w.double().t()).float(), magnitude)
+        bf16 = [(x.to(torch.bfloat16), w.to(torch.bfloat16)) for x, w, _, _ in batches]
+        t["cublas_bf16"] = b.graph_time(lambda x, w: x @ w.t(), bf16)
+        b.results.append({"op": "gemm_a8w8_int8", "M": m, "N": n, "K": k, **{f"{q}_us": v for q, v in t.items()},
+                          "max_rel_err": err, "ok": ok})
+        ours = t["wavetile"]
+        b.report(f"| {m} | {n} | {k} | {ours:.2f} | {2 * m * n * k / ours / 1e6:.1f} | {n * k / ours / 1e6:.2f} | "
+                 f"{t['int_mm']:.2f} | {t['int_mm_scaled']:.2f} | {t['triton']:.2f} | {t['cublas_bf16']:.2f} | "
+                 f"{t['int_mm'] / ours:.2f} | {t['triton'] / ours:.2f} | {t['cublas_bf16'] / ours:.2f} | "
+                 f"{err:.1e}{'' if ok else ' FAIL'} |")
+        save()
+    b.report("")
 
 
 def bench_fp8(shapes):
@@ -379,7 +439,8 @@ def tune(requests, sets):
         dtype, which = request.split(":")
         # A set's name, or shapes MxNxK joined by '+'
         shapes = sets[which] if which in sets else [tuple(int(v) for v in s.split("x")) for s in which.split("+")]
-        op, name = {"fp8": ("gemm_a8w8", "f8E4M3FN"), "blockscale": ("gemm_a8w8_blockscale", "f8E4M3FN"),
+        op, name = {"fp8": ("gemm_a8w8", "f8E4M3FN"), "i8": ("gemm_a8w8", "i8"),
+                    "blockscale": ("gemm_a8w8_blockscale", "f8E4M3FN"),
                     "a4w4": ("gemm_a4w4", "f4E2M1FN")}.get(dtype, ("gemm_a16w16", "bf16"))
         b.report(f"## tuned {op} ({name})")
         b.report("")
@@ -455,6 +516,8 @@ def main():
         bench_bf16(shapes)
     if "fp8" in which:
         bench_fp8(shapes)
+    if "i8" in which:
+        bench_int8(shapes)
     if "blockscale" in which:
         bench_blockscale(shapes)
     if "a4w4" in which:

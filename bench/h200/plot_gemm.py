@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Plots bench/h200/gemm_bench.py's JSON: per op, wavetile's speed relative to its peers
-(cuBLAS and Triton for gemm_a16w16, torch._scaled_mm for gemm_a8w8, Triton and blockwise _scaled_mm for
+(cuBLAS and Triton for gemm_a16w16, torch._scaled_mm for gemm_a8w8 (fp8), torch._int_mm, Triton and
+cuBLAS bf16 for int8 gemm_a8w8, Triton and blockwise _scaled_mm for
 gemm_a8w8_blockscale, Triton's dot_scaled and cuBLAS
 bf16 on dequantized operands for gemm_a4w4) at each shape.
 gemm_bench.py calls it at the end; `plot_gemm.py RESULT.json OUT.png` replots a saved run
@@ -10,6 +11,8 @@ import sys
 
 PEERS = {"gemm_a16w16": [("cublas_us", "cuBLAS"), ("triton_us", "Triton")],
          "gemm_a8w8": [("scaled_mm_us", "torch._scaled_mm")],
+         "gemm_a8w8_int8": [("int_mm_us", "torch._int_mm (product only)"), ("triton_us", "Triton"),
+                            ("cublas_bf16_us", "cuBLAS bf16")],
          "gemm_a8w8_blockscale": [("triton_us", "Triton"), ("scaled_mm_blockwise_us", "torch._scaled_mm blockwise")],
          "gemm_a4w4": [("triton_us", "Triton dot_scaled"), ("cublas_bf16_us", "cuBLAS bf16, pre-dequantized")]}
 

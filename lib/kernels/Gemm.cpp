@@ -154,7 +154,7 @@ std::string GemmSpec::problem() const {
   if (std::string problem = config.problem(); !problem.empty())
     return problem;
   if (config.skinny && !intProducts && config.blockM * config.blockN * config.blockK > 16384)
-    return "skinny tiles summing f32 products hold at most 16384 of them, got " + config.key();
+    return "skinny tiles hold at most 16384 products a step (rows x cols x K), got " + config.key();
   return {};
 }
 
@@ -382,6 +382,14 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
                              return std::vector<Value>{dot(xValues, wValues.trans(), sum[0])};
                            }
                            Value ks = (k0 + kRange).expand(0);
+                           if (c.skinny && spec.input == DType::i8) {
+                             // [rows, cols, K] byte products summed in i32, exact (dp4a on NVIDIA:
+                             // the bytes widen after the broadcast, where the sum sees them).
+                             const Shape products{c.blockM, c.blockN, c.blockK};
+                             Value xs = loadX(rows.expand(1), ks).expand(1).broadcastTo(products).to(DType::i32);
+                             Value ws = loadW(cols.expand(1), ks).expand(0).broadcastTo(products).to(DType::i32);
+                             return std::vector<Value>{sum[0] + (xs * ws).sum(2)};
+                           }
                            if (c.skinny) {
                              // [rows, 1, K] x [1, cols, K]: products summed over K in f32.
                              Value xs = loadX(rows.expand(1), ks).to(DType::f32).expand(1);
@@ -519,9 +527,8 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
   if (spec.mx && k % 32)
     return opError(error, op, "K = " + std::to_string(k) + " is not a multiple of 32 (one e8m0 scale per 32)");
   fitGemmConfig(spec, rt.target());
-  if (spec.config.skinny && (spec.input == DType::i8 || spec.blockScaled))
-    return opError(error, op,
-                   "the skinny kernel takes 16-bit, fp8 or MXFP4 inputs, fp8 with per-token/per-tensor scales");
+  if (spec.config.skinny && spec.blockScaled)
+    return opError(error, op, "the skinny kernel takes per-token/per-tensor scales, not block scales");
   if (std::string problem = spec.problem(); !problem.empty())
     return opError(error, op, problem);
   if (m == 0)

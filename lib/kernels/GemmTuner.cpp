@@ -335,15 +335,16 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
     TensorRef tout = TensorRef::contiguous(dout.data, options.output, {m, n});
     TensorRef tbias = TensorRef::contiguous(dbias.data, options.output, {n});
     const double ulp = options.output == DType::f32 ? 0 : options.output == DType::f16 ? 1.0 / 1024 : 1.0 / 128;
-    // Of the sum of |products|: f32 accumulation, or for fp8 inputs 2^-10. Hopper's fp8 wgmma
+    // Of the sum of |products|: f32 accumulation, int8's exact sums scaled in f32, or for fp8
+    // inputs 2^-10. Hopper's fp8 wgmma
     // sums each instruction's products to about 13 bits of the largest (on the H200, errors up
     // to 1.3e-4 of the sum of |products| at K = 128 with uniformly random codes); a wrong
     // configuration misses by orders of magnitude more.
     const bool fp8 = options.input == DType::f8E4M3FN || options.input == DType::f8E4M3FNUZ;
-    const double accumulation = fp8 ? 1.0 / 1024 : 2e-5;
+    const double accumulation = fp8 ? 1.0 / 1024 : options.input == DType::i8 ? 1e-6 : 2e-5;
     std::vector<GemmConfig> candidates =
         options.candidates.empty() ? gemmCandidates(shape, options.input) : options.candidates;
-    if (options.input == DType::i8 || blockScaled) // the skinny kernel: f32 sums, one scale per row
+    if (blockScaled) // the skinny kernel: one scale per row
       std::erase_if(candidates, [](const GemmConfig &c) { return c.skinny; });
     if (mx) // skinny tiles within a row's limits, which only the integer variant takes
       std::erase_if(candidates, [&](const GemmConfig &c) {

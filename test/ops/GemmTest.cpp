@@ -623,10 +623,14 @@ INSTANTIATE_TEST_SUITE_P(
         ScaledCase{DType::f8E4M3FN, DType::bf16, 17, 70, 96, true, true, false, 1},
         ScaledCase{DType::f8E4M3FNUZ, DType::f32, 2, 64, 200, false, false, true, 1},
         ScaledCase{DType::i8, DType::f16, 130, 33, 64, false, true, false, 1},
+        // int8 skinny: exact i32 sums of byte products (dp4a on NVIDIA), tails in N and K
+        ScaledCase{DType::i8, DType::bf16, 5, 70, 200, true, true, true, 2, GemmConfig{8, 16, 64, 1, 4, 2, true}},
+        ScaledCase{DType::i8, DType::f32, 1, 33, 520, true, false, false, 1, GemmConfig{1, 32, 256, 1, 4, 1, true}},
         ScaledCase{DType::f8E4M3FN, DType::f32, 5, 40, 500, true, false, true, 3},
         // sm_90a wgmma: 128-byte fp8 rows, and 32-byte rows
         ScaledCase{DType::f8E4M3FN, DType::bf16, 130, 200, 320, true, true, true, 1, GemmConfig{64, 64, 128, 2, 4, 1}},
         ScaledCase{DType::f8E4M3FN, DType::f32, 70, 64, 96, false, true, false, 1, GemmConfig{64, 64, 32, 2, 4, 1}},
+        ScaledCase{DType::i8, DType::bf16, 130, 200, 320, true, true, true, 1, GemmConfig{64, 64, 128, 3, 4, 1}},
         // W preshuffled: the default, a pipelined tile, the
         // skinny kernel split over K, a wgmma tile on sm_90a
         ScaledCase{DType::f8E4M3FN, DType::bf16, 17, 64, 96, true, true, true, 1, std::nullopt, true},
@@ -802,7 +806,8 @@ namespace {
 
 // Every configuration the shipped tables name runs (on small shapes with tails: one K step
 // per split plus 8) against the double reference, with the table's op: gemm_a16w16 from
-// bf16, gemm_a8w8 from the device's fp8 with per-token and per-channel scales. Under
+// bf16, gemm_a8w8 from the row's int8 or the device's fp8 with per-token and per-channel
+// scales. Under
 // WAVETILE_TEST_EMULATE this runs each as the GPU target's kernel; configurations whose
 // shared memory the target lacks (the 128x128 tiles on gfx942) are reported and skipped.
 TEST(GemmOp, ShippedConfigurationsMatchTheReference) {
@@ -821,10 +826,11 @@ TEST(GemmOp, ShippedConfigurationsMatchTheReference) {
     for (const TunedRow &row : table->rows()) {
       std::optional<GemmConfig> config = gemmConfigOf(row, &error);
       ASSERT_TRUE(config) << error;
-      if (!seen.insert(config->key()).second)
-        continue;
-      SCOPED_TRACE(std::string(op) + " " + config->key());
       const bool quantized = std::string(op) == "gemm_a8w8";
+      const DType codes8 = quantized && row.at("dtype") == "i8" ? DType::i8 : fp8;
+      if (!seen.insert(std::string(dsl::dtypeName(codes8)) + "/" + config->key()).second)
+        continue;
+      SCOPED_TRACE(std::string(op) + " " + (quantized ? dsl::dtypeName(codes8) : "bf16") + " " + config->key());
       const int64_t m = config->blockM + 3, n = config->blockN + 5, k = config->blockK * config->splitK + 8;
       std::vector<double> xv(m * k), wv(n * k);
       HostBuffer x(DType::bf16, m * k), w(DType::bf16, n * k), out(DType::f32, m * n);
@@ -832,11 +838,13 @@ TEST(GemmOp, ShippedConfigurationsMatchTheReference) {
       std::vector<float> xs(m), ws(n);
       auto fill = [&](std::vector<double> &values, HostBuffer &h, std::vector<uint8_t> &codes) {
         if (quantized)
-          codes = randomCodes(rng, fp8, int64_t(values.size()));
+          codes = randomCodes(rng, codes8, int64_t(values.size()));
         for (size_t i = 0; i < values.size(); ++i) {
           if (!quantized)
             h.set(i, value(rng));
-          values[i] = quantized ? decodeFp8(codes[i], fp8 == DType::f8E4M3FNUZ) : h.get(i);
+          values[i] = !quantized               ? h.get(i)
+                      : codes8 == DType::i8 ? double(int8_t(codes[i]))
+                                            : decodeFp8(codes[i], fp8 == DType::f8E4M3FNUZ);
         }
       };
       fill(xv, x, x8);
@@ -847,8 +855,8 @@ TEST(GemmOp, ShippedConfigurationsMatchTheReference) {
         s = std::uniform_real_distribution<float>(0.01f, 0.1f)(rng);
       out.poison();
       TensorRef tout = TensorRef::contiguous(out.data(), DType::f32, {m, n});
-      bool ok = quantized ? gemm_a8w8(*host.runtime, tout, TensorRef::contiguous(x8.data(), fp8, {m, k}),
-                                      TensorRef::contiguous(w8.data(), fp8, {n, k}),
+      bool ok = quantized ? gemm_a8w8(*host.runtime, tout, TensorRef::contiguous(x8.data(), codes8, {m, k}),
+                                      TensorRef::contiguous(w8.data(), codes8, {n, k}),
                                       TensorRef::contiguous(xs.data(), DType::f32, {m, 1}),
                                       TensorRef::contiguous(ws.data(), DType::f32, {1, n}), nullptr, &error, config)
                           : gemm_a16w16(*host.runtime, tout, TensorRef::contiguous(x.data(), DType::bf16, {m, k}),
@@ -870,7 +878,8 @@ TEST(GemmOp, ShippedConfigurationsMatchTheReference) {
             magnitude += std::abs(p);
           }
           const double s = quantized ? double(xs[r]) * double(ws[c]) : 1.0;
-          if (!(std::abs(out.get(r * n + c) - ref * s) <= 2e-5 * magnitude * s + 1e-6) && bad++ < 3)
+          const double exactness = codes8 == DType::i8 && quantized ? 1e-7 : 2e-5; // int8 sums exactly
+          if (!(std::abs(out.get(r * n + c) - ref * s) <= exactness * magnitude * s + 1e-6) && bad++ < 3)
             ADD_FAILURE() << "out[" << r << ", " << c << "] = " << out.get(r * n + c) << ", expected " << ref * s;
         }
       EXPECT_EQ(bad, 0);

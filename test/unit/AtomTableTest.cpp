@@ -346,9 +346,9 @@ TEST(AtomTable, CountsPerTarget) {
   EXPECT_EQ(atomsFor(Target::gfx950).size(), 68u);
   // sm_90: mma.sync f16, bf16, 4 fp8 pairings, s8.
   EXPECT_EQ(atomsFor(Target::sm_90).size(), 7u);
-  // sm_90a: everything of sm_90 + wgmma (2 + 4 pairings) x N in {64,128,256}.
-  EXPECT_EQ(atomsFor(Target::sm_90a).size(), 25u);
-  EXPECT_EQ(allAtoms().size(), 14u + 68u + 7u + 18u);
+  // sm_90a: everything of sm_90 + wgmma (2 + 4 pairings + s8) x N in {64,128,256}.
+  EXPECT_EQ(atomsFor(Target::sm_90a).size(), 28u);
+  EXPECT_EQ(allAtoms().size(), 14u + 68u + 7u + 21u);
 }
 
 TEST(AtomTable, Fp8FlavourFollowsTheTarget) {

@@ -383,12 +383,15 @@ OperandMap wgmmaAccumulator(int n) {
                  IntTuple{64, 8, 8 * 64});
 }
 
+/// s8 sums exactly in s32 (wrapping, as mma.sync's), the others in f32.
 void addWgmma(std::vector<Atom> &atoms, int n, ScalarKind aType,
               ScalarKind bType) {
   int k = 256 / bitWidth(aType); // 32 bytes of K per instruction
+  ScalarKind cType = aType == ScalarKind::i8 ? ScalarKind::i32 : ScalarKind::f32;
+  std::string c = cType == ScalarKind::i32 ? "s32" : "f32";
   std::string shape = "m64n" + std::to_string(n) + "k" + std::to_string(k);
   atoms.push_back(Atom{
-      /*name=*/"sm_90a.wgmma_" + shape + "_f32_" + ptxTypeName(aType) + "_" +
+      /*name=*/"sm_90a.wgmma_" + shape + "_" + c + "_" + ptxTypeName(aType) + "_" +
           ptxTypeName(bType),
       /*target=*/Target::sm_90a,
       /*waveSize=*/kWarpgroupSize,
@@ -398,7 +401,7 @@ void addWgmma(std::vector<Atom> &atoms, int n, ScalarKind aType,
       /*blocks=*/1,
       /*aType=*/aType,
       /*bType=*/bType,
-      /*cType=*/ScalarKind::f32,
+      /*cType=*/cType,
       /*scaleType=*/std::nullopt,
       /*aSource=*/OperandSource::SharedMemoryDescriptor,
       /*bSource=*/OperandSource::SharedMemoryDescriptor,
@@ -408,7 +411,7 @@ void addWgmma(std::vector<Atom> &atoms, int n, ScalarKind aType,
       /*scaleA=*/std::nullopt,
       /*scaleB=*/std::nullopt,
       /*issueCycles=*/std::nullopt,
-      /*mnemonic=*/"wgmma.mma_async.sync.aligned." + shape + ".f32." +
+      /*mnemonic=*/"wgmma.mma_async.sync.aligned." + shape + "." + c + "." +
           ptxTypeName(aType) + "." + ptxTypeName(bType),
       /*mlirOp=*/"nvvm.wgmma.mma_async",
   });
@@ -421,6 +424,7 @@ void addWgmmas(std::vector<Atom> &atoms) {
     for (ScalarKind a : kPtxFp8Kinds)
       for (ScalarKind b : kPtxFp8Kinds)
         addWgmma(atoms, n, a, b);
+    addWgmma(atoms, n, ScalarKind::i8, ScalarKind::i8);
   }
 }
 

@@ -1724,7 +1724,7 @@ private:
   /// and B column-major (each column K-major), imm-scale-a/b negating. Descriptors must agree
   /// across the warpgroup. Accumulator element i of thread t (warp w = t / 32, g = (t % 32) / 4,
   /// q = t % 4): row 16·w + g + 8·((i / 2) % 2), column 8·(i / 4) + 2·q + i % 2. Products are
-  /// summed exactly and added to D once.
+  /// summed exactly and added to D once (s8 products into wrapping s32 accumulators).
   void warpgroupMma(NVVM::WgmmaMmaAsyncOp op, uint32_t first, uint32_t size, SmallVector<Bits> &results) {
     if (size != kWarpgroupThreads)
       fault("wgmma needs the 128 threads of a warpgroup");
@@ -1732,17 +1732,21 @@ private:
       if (lanes[first + t].state == LaneState::Done)
         fault("thread " + std::to_string(t) + " of the warpgroup has exited before wgmma");
     const uint32_t m = op.getShape().getM(), n = op.getShape().getN(), k = op.getShape().getK();
-    if (m != 64 || op.getTypeD() != NVVM::WGMMATypes::f32 || op.getLayoutA() != NVVM::MMALayout::row ||
-        op.getLayoutB() != NVVM::MMALayout::col)
-      fault("wgmma other than m64 with f32 accumulators and untransposed shared operands is not modelled");
+    const bool integer = op.getTypeD() == NVVM::WGMMATypes::s32;
+    if (m != 64 || (op.getTypeD() != NVVM::WGMMATypes::f32 && !integer) || op.getLayoutA() != NVVM::MMALayout::row ||
+        op.getLayoutB() != NVVM::MMALayout::col || (integer && op.getSatfinite()))
+      fault("wgmma other than m64 with f32 (or wrapping s32) accumulators and untransposed shared operands is not "
+            "modelled");
     auto kindOf = [&](NVVM::WGMMATypes type) -> StringRef {
       StringRef kind = stringifyWGMMATypes(type); // the PTX spelling, as decode() takes it
-      if (kind != "bf16" && kind != "f16" && kind != "e4m3" && kind != "e5m2")
-        fault("wgmma operands of type " + kind.str() + " are not modelled");
-      return kind;
+      if (integer ? kind != "s8" : kind != "bf16" && kind != "f16" && kind != "e4m3" && kind != "e5m2")
+        fault("wgmma operands of type " + kind.str() + " with " + (integer ? "s32" : "f32") +
+              " accumulators are not modelled");
+      return kind == "s8" ? "i8" : kind;
     };
     const StringRef kindA = kindOf(op.getTypeA()), kindB = kindOf(op.getTypeB());
-    const uint32_t bytesA = kindA.starts_with("e") ? 1 : 2, bytesB = kindB.starts_with("e") ? 1 : 2;
+    auto bytesOf = [](StringRef kind) -> uint32_t { return kind == "bf16" || kind == "f16" ? 2 : 1; };
+    const uint32_t bytesA = bytesOf(kindA), bytesB = bytesOf(kindB);
     const uint64_t descA = get(lanes[first], op.getDescriptorA())[0], descB = get(lanes[first], op.getDescriptorB())[0];
     for (uint32_t t = 1; t < size; ++t)
       if (get(lanes[first + t], op.getDescriptorA())[0] != descA ||
@@ -1779,9 +1783,13 @@ private:
       Bits out;
       for (uint32_t i = 0; i < n / 2; ++i) {
         const uint32_t row = 16 * w + g + 8 * ((i / 2) % 2), col = 8 * (i / 4) + 2 * q + i % 2;
-        double sum = 0;
+        double sum = 0; // exact for s8: |sum| < 2^19
         for (uint32_t e = 0; e < k; ++e)
           sum += a[row * k + e] * b[col * k + e];
+        if (integer) {
+          out.push_back((accumulate ? uint32_t(c[i]) : 0u) + uint32_t(int32_t(sum)));
+          continue;
+        }
         const float acc = accumulate ? std::bit_cast<float>(uint32_t(c[i])) : 0.0f;
         out.push_back(std::bit_cast<uint32_t>(float(double(acc) + sum)));
       }

@@ -2641,6 +2641,8 @@ NVVM::WGMMATypes wgmmaType(Type element) {
     return NVVM::WGMMATypes::bf16;
   if (element.isF16())
     return NVVM::WGMMATypes::f16;
+  if (element.isInteger(8))
+    return NVVM::WGMMATypes::s8;
   return isa<Float8E4M3FNType>(element) ? NVVM::WGMMATypes::e4m3 : NVVM::WGMMATypes::e5m2;
 }
 
@@ -2652,7 +2654,7 @@ NVVM::WGMMATypes wgmmaType(Type element) {
 /// block-scaled product's sum): Hopper's fp8 wgmma keeps only about 14 bits of its running
 /// sum (measured on the H200: every fp8 configuration of a 4096-deep product failed the
 /// tuner's check accumulating in place; DeepSeek-V3 reports the same), so sums carried
-/// across the whole K loop would lose accuracy.
+/// across the whole K loop would lose accuracy. s8 products sum exactly in s32 (wrapping).
 struct SharedDotLowering : GpuPattern<SharedDotOp> {
   using GpuPattern::GpuPattern;
   LogicalResult matchAndRewrite(SharedDotOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
@@ -2678,8 +2680,9 @@ struct SharedDotLowering : GpuPattern<SharedDotOp> {
       return arith::AddIOp::create(rw, loc, base, arith::ConstantIntOp::create(rw, loc, bytes / 16, 64));
     };
     int64_t values = g.valuesPerLane();
-    auto accType = LLVM::LLVMStructType::getLiteral(rw.getContext(), SmallVector<Type>(values, rw.getF32Type()));
-    const bool promote = aElement.getIntOrFloatBitWidth() == 8;
+    Type accElement = op.getAcc().getType().getElementType();
+    auto accType = LLVM::LLVMStructType::getLiteral(rw.getContext(), SmallVector<Type>(values, accElement));
+    const bool promote = isa<Float8E4M3FNType, Float8E5M2Type>(aElement);
     const bool fromZero = promote && matchPattern(op.getAcc(), m_AnyZeroFloat());
     SmallVector<Value> accs;
     for (int64_t block = 0; block < g.reps[0] * g.reps[1]; ++block) {
@@ -2698,7 +2701,9 @@ struct SharedDotLowering : GpuPattern<SharedDotOp> {
           Value &acc = accs[ri * g.reps[1] + rj];
           auto scaleD = promote && kk == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one;
           acc = NVVM::WgmmaMmaAsyncOp::create(rw, loc, accType, acc, a, b, shape, wgmmaType(aElement),
-                                              wgmmaType(bElement), NVVM::WGMMATypes::f32, scaleD,
+                                              wgmmaType(bElement),
+                                              accElement.isInteger(32) ? NVVM::WGMMATypes::s32 : NVVM::WGMMATypes::f32,
+                                              scaleD,
                                               NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
                                               NVVM::MMALayout::col, NVVM::MMAIntOverflowAttr());
         }

@@ -86,3 +86,24 @@ func.func @fp8_from_zero(%x: !tile.ptr<f8E4M3FN>, %w: !tile.ptr<f8E4M3FN>, %out:
   tile.store %d, %out[%o] : tensor<64x64xf32>, !tile.ptr<f32>[tensor<64x64xi32>]
   return
 }
+
+// int8 sums exactly in s32: accumulated in place (scale-d 1 from the first step).
+// CHECK-LABEL: gpu.func @int8
+// CHECK:         nvvm.wgmma.fence.aligned
+// CHECK-COUNT-2: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 32>, D[<s32>, <one>], A[<s8>, <one>, <row>], B[<s8>, <one>, <col>]
+// CHECK-NEXT:    nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT:    nvvm.wgmma.wait.group.sync.aligned 0
+func.func @int8(%x: !tile.ptr<i8>, %w: !tile.ptr<i8>, %out: !tile.ptr<i32>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %a = tile.shared_alloc : !tile.shared<64x64xi8, #rows64>
+  %b = tile.shared_alloc : !tile.shared<64x64xi8, #rows64>
+  %z = arith.constant 0 : i32
+  %o = tile.splat %z : i32 -> tensor<64x64xi32>
+  %ca = tile.async_copy %x[%o], %a : !tile.ptr<i8>[tensor<64x64xi32>], !tile.shared<64x64xi8, #rows64>
+  %cb = tile.async_copy %w[%o], %b : !tile.ptr<i8>[tensor<64x64xi32>], !tile.shared<64x64xi8, #rows64>
+  tile.async_wait %ca, %cb pending = 0
+  tile.barrier
+  %acc = arith.constant dense<0> : tensor<64x64xi32>
+  %d = tile.shared_dot %a, %b, %acc : !tile.shared<64x64xi8, #rows64>, !tile.shared<64x64xi8, #rows64>, tensor<64x64xi32> -> tensor<64x64xi32>
+  tile.store %d, %out[%o] : tensor<64x64xi32>, !tile.ptr<i32>[tensor<64x64xi32>]
+  return
+}

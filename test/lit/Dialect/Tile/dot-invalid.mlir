@@ -266,7 +266,7 @@ func.func @shared_dot_unswizzled(%c: tensor<64x64xf32>) {
 func.func @shared_dot_wide_rows(%c: tensor<64x64xf32>) {
   %a = tile.shared_alloc : !tile.shared<64x128xbf16>
   %b = tile.shared_alloc : !tile.shared<64x128xbf16>
-  // expected-error @+1 {{'tile.shared_dot' op operands must both be bf16, both f16, or f8E4M3FN/f8E5M2, in K rows of 32, 64 or 128 bytes; got 'bf16' and 'bf16' with K = 128}}
+  // expected-error @+1 {{'tile.shared_dot' op operands must both be bf16, both f16, both i8, or f8E4M3FN/f8E5M2, in K rows of 32, 64 or 128 bytes; got 'bf16' and 'bf16' with K = 128}}
   %0 = tile.shared_dot %a, %b, %c : !tile.shared<64x128xbf16>, !tile.shared<64x128xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
   return
 }

@@ -57,15 +57,17 @@ for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv "$configs"/gemm
         if [[ $skinny == 1 ]]; then # vector-unit products: no matrix instructions, no LDS operands
           missing=$(needs "$info" 'spill_store_bytes=0 spill_load_bytes=0|vgpr_spill_count=0 sgpr_spill_count=0' \
             'ld\.global\.v4|buffer_load_dwordx4')
+          # int8's byte products four at a time by dp4a on NVIDIA (in the PTX itself)
+          [[ $dtype == i8 && $target == sm_* ]] && ! grep -q 'dp4a\.s32\.s32' "$object" && missing+=" dp4a.s32.s32"
         elif [[ $target == sm_* ]]; then
           ring=$([[ $stages -gt 1 ]] && echo 'cp\.async\.cg\.shared\.global=' || echo '')
           # sm_90a: wgmma where tile-use-warpgroup-dots applies (a ring, warpgroups of 64-row
-          # blocks, N a multiple of 64, 32/64/128-byte K rows, bf16 or fp8 read from shared
+          # blocks, N a multiple of 64, 32/64/128-byte K rows, bf16, fp8 or int8 read from shared
           # memory: not MXFP4, decoded in registers), else mma.sync.
           bytes=$([[ $op == gemm_a8w8* ]] && echo 1 || echo 2)
           matrix='mma\.sync\.aligned'
           if [[ $target == sm_90a && $stages -gt 1 && $((warps % 4)) == 0 && $((bm % (16 * warps))) == 0 &&
-                $((bn % 64)) == 0 && $dtype != i8 && $op != gemm_a4w4 ]] && [[ $((bk * bytes)) =~ ^(32|64|128)$ ]]; then
+                $((bn % 64)) == 0 && $op != gemm_a4w4 ]] && [[ $((bk * bytes)) =~ ^(32|64|128)$ ]]; then
             matrix='wgmma\.mma_async'
           fi
           missing=$(needs "$info" 'spill_store_bytes=0 spill_load_bytes=0' "$matrix" $ring)

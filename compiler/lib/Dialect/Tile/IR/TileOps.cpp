@@ -344,11 +344,12 @@ LogicalResult SharedDotOp::verify() {
     return emitOpError() << "result must have the accumulator's type";
   Type aElem = a.getElementType(), bElem = b.getElementType();
   if (!takes(aElem, bElem, k))
-    return emitOpError() << "operands must both be bf16, both f16, or f8E4M3FN/f8E5M2, in K rows of 32, 64 or 128 "
-                            "bytes; got "
+    return emitOpError() << "operands must both be bf16, both f16, both i8, or f8E4M3FN/f8E5M2, in K rows of 32, 64 "
+                            "or 128 bytes; got "
                          << aElem << " and " << bElem << " with K = " << k;
-  if (!acc.getElementType().isF32())
-    return emitOpError() << "accumulates in f32, got " << acc.getElementType();
+  if (aElem.isInteger(8) ? !acc.getElementType().isInteger(32) : !acc.getElementType().isF32())
+    return emitOpError() << (aElem.isInteger(8) ? "accumulates i8 products in i32, got " : "accumulates in f32, got ")
+                         << acc.getElementType();
   // The lowering describes the buffers by this swizzle; any other placement would be read wrong.
   for (SharedType operand : {a, b})
     if (operand.getEncoding() != operandSharedLayout(getContext(), operand.getShape(), operand.getElementType()))
@@ -359,7 +360,7 @@ LogicalResult SharedDotOp::verify() {
 
 bool SharedDotOp::takes(Type a, Type b, int64_t k) {
   auto isFp8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
-  bool halves = a == b && (a.isBF16() || a.isF16());
+  bool halves = a == b && (a.isBF16() || a.isF16() || a.isInteger(8));
   int64_t rowBytes = k * a.getIntOrFloatBitWidth() / 8;
   return (halves || (isFp8(a) && isFp8(b))) && (rowBytes == 32 || rowBytes == 64 || rowBytes == 128);
 }

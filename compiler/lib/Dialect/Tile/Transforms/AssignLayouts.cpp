@@ -418,7 +418,8 @@ private:
       if (atom->waveSize == 4 * warpSize && atom->aSource == wavetile::atoms::OperandSource::SharedMemoryDescriptor &&
           typeName(a.getElementType()) == wavetile::atoms::scalarKindName(atom->aType) &&
           typeName(b.getElementType()) == wavetile::atoms::scalarKindName(atom->bType) &&
-          atom->cType == wavetile::atoms::ScalarKind::f32 && n % atom->n == 0 && k % atom->k == 0 &&
+          typeName(dot.getAcc().getType().getElementType()) == wavetile::atoms::scalarKindName(atom->cType) &&
+          n % atom->n == 0 && k % atom->k == 0 &&
           (!best || atom->n > best->n))
         best = atom;
     if (!best)

@@ -25,7 +25,7 @@ struct GemmConfig {
   int64_t stages = 3, warps = 4, splitK = 1;
   /// Skinny (decode) kernel: products and K sums on the vector units, no matrix
   /// instructions, so block M may be as small as M (1 to 16); W streams in blockN×blockK
-  /// tiles. gemm_a16w16, fp8 gemm_a8w8 and gemm_a4w4.
+  /// tiles. gemm_a16w16, gemm_a8w8 (not block-scaled) and gemm_a4w4.
   bool skinny = false;
   std::string key() const;
   /// Why this configuration cannot compile (non-power-of-two tiles, ...), or empty. What
@@ -112,7 +112,7 @@ struct GemmSpec {
   bool vectorAligned = false, within2GiB = true;
   std::string key() const;
   /// The configuration's problem, or what this variant adds: skinny tiles that hold their
-  /// products as f32 ([rows, cols, K] at once) at most 16384 of them.
+  /// products ([rows, cols, K] at once, f32 or int8's i32) at most 16384 of them.
   std::string problem() const;
 };
 /// The module: "gemm" (and "gemm_reduce" when split).

@@ -36,6 +36,25 @@ func.func @ring(%k: i32, %out: !tile.ptr<f32>) attributes {tile.kernel, tile.num
   return
 }
 
+// int8, summed in i32; 64-byte rows.
+// CHECK-LABEL: func.func @int8
+// CHECK:         tile.shared_alloc : !tile.shared<64x64xi8, #[[ROWS64]]>
+// CHECK:         tile.shared_alloc : !tile.shared<64x64xi8, #[[ROWS64]]>
+// CHECK:         tile.shared_dot {{.*}} -> tensor<64x64xi32>
+func.func @int8(%out: !tile.ptr<i32>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %a = tile.shared_alloc : !tile.shared<64x64xi8>
+  %b = tile.shared_alloc : !tile.shared<64x64xi8>
+  %x = tile.shared_load %a : !tile.shared<64x64xi8> -> tensor<64x64xi8>
+  %w = tile.shared_load %b : !tile.shared<64x64xi8> -> tensor<64x64xi8>
+  %wt = tile.trans %w [1, 0] : tensor<64x64xi8> -> tensor<64x64xi8>
+  %acc = arith.constant dense<0> : tensor<64x64xi32>
+  %d = tile.dot %x, %wt, %acc : tensor<64x64xi8>, tensor<64x64xi8>, tensor<64x64xi32> -> tensor<64x64xi32>
+  %z = arith.constant 0 : i32
+  %o = tile.splat %z : i32 -> tensor<64x64xi32>
+  tile.store %d, %out[%o] : tensor<64x64xi32>, !tile.ptr<i32>[tensor<64x64xi32>]
+  return
+}
+
 // fp8 in any pairing; 64-byte rows.
 // CHECK-LABEL: func.func @fp8
 // CHECK:         tile.shared_alloc : !tile.shared<64x64xf8E4M3FN, #[[ROWS64]]>
@@ -56,16 +75,15 @@ func.func @fp8(%out: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 4
 }
 
 // Left as dots: B stored K x N (not transposed), too few warps for a warpgroup, M not a
-// multiple of 64 per warpgroup, 256-byte rows (wider than a swizzle atom), i8 operands, a
-// pinned atom, and a buffer that is also read for something else.
+// multiple of 64 per warpgroup, 256-byte rows (wider than a swizzle atom), a pinned atom,
+// and a buffer that is also read for something else.
 // CHECK-LABEL: func.func @unchanged
 // CHECK-NOT:     tile.shared_dot
 // CHECK-NOT:     #shared
 // CHECK:         return
-func.func @unchanged(%out: !tile.ptr<f32>, %iout: !tile.ptr<i32>, %bout: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
+func.func @unchanged(%out: !tile.ptr<f32>, %bout: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps = 4 : i32} {
   %acc = arith.constant dense<0.0> : tensor<64x64xf32>
   %acc32 = arith.constant dense<0.0> : tensor<32x64xf32>
-  %iacc = arith.constant dense<0> : tensor<64x64xi32>
   %a = tile.shared_alloc : !tile.shared<64x64xbf16>
   %b = tile.shared_alloc : !tile.shared<64x64xbf16>
   %x = tile.shared_load %a : !tile.shared<64x64xbf16> -> tensor<64x64xbf16>
@@ -85,13 +103,6 @@ func.func @unchanged(%out: !tile.ptr<f32>, %iout: !tile.ptr<i32>, %bout: !tile.p
   %ww = tile.shared_load %bw : !tile.shared<64x128xbf16> -> tensor<64x128xbf16>
   %wtw = tile.trans %ww [1, 0] : tensor<64x128xbf16> -> tensor<128x64xbf16>
   %d2 = tile.dot %xw, %wtw, %acc : tensor<64x128xbf16>, tensor<128x64xbf16>, tensor<64x64xf32> -> tensor<64x64xf32>
-
-  %ai = tile.shared_alloc : !tile.shared<64x64xi8>
-  %bi = tile.shared_alloc : !tile.shared<64x64xi8>
-  %xi = tile.shared_load %ai : !tile.shared<64x64xi8> -> tensor<64x64xi8>
-  %wi = tile.shared_load %bi : !tile.shared<64x64xi8> -> tensor<64x64xi8>
-  %wti = tile.trans %wi [1, 0] : tensor<64x64xi8> -> tensor<64x64xi8>
-  %d3 = tile.dot %xi, %wti, %iacc : tensor<64x64xi8>, tensor<64x64xi8>, tensor<64x64xi32> -> tensor<64x64xi32>
 
   %ap = tile.shared_alloc : !tile.shared<64x64xbf16>
   %bp = tile.shared_alloc : !tile.shared<64x64xbf16>
@@ -113,7 +124,6 @@ func.func @unchanged(%out: !tile.ptr<f32>, %iout: !tile.ptr<i32>, %bout: !tile.p
   tile.store %d0, %out[%o] : tensor<64x64xf32>, !tile.ptr<f32>[tensor<64x64xi32>]
   tile.store %d1, %out[%o32] : tensor<32x64xf32>, !tile.ptr<f32>[tensor<32x64xi32>]
   tile.store %d2, %out[%o] : tensor<64x64xf32>, !tile.ptr<f32>[tensor<64x64xi32>]
-  tile.store %d3, %iout[%o] : tensor<64x64xi32>, !tile.ptr<i32>[tensor<64x64xi32>]
   tile.store %d4, %out[%o] : tensor<64x64xf32>, !tile.ptr<f32>[tensor<64x64xi32>]
   tile.store %d5, %out[%o] : tensor<64x64xf32>, !tile.ptr<f32>[tensor<64x64xi32>]
   tile.store %again, %bout[%o] : tensor<64x64xbf16>, !tile.ptr<bf16>[tensor<64x64xi32>]

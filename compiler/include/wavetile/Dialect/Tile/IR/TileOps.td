@@ -287,7 +287,8 @@ def Tile_SharedDotOp : Tile_Op<"shared_dot", [MemoryEffects<[MemRead<DefaultReso
     The matrix instruction reads both multiplicands from shared memory itself (sm_90a
     `wgmma`), K-contiguous, in the buffers' swizzled layouts; `tile-use-warpgroup-dots`
     creates it from a dot of two shared loads. Operands are bf16, f16 (both the same) or
-    e4m3/e5m2 in any pairing; the accumulator is f32. K rows are 32, 64 or 128 bytes, and both
+    e4m3/e5m2 in any pairing, accumulating in f32, or both i8, accumulating exactly in i32
+    (wrapping). K rows are 32, 64 or 128 bytes, and both
     buffers carry `operandSharedLayout`'s swizzle for their shape, which is the descriptors'
     swizzle mode for that row width. The result is complete when the op returns, so the
     buffers may be overwritten after the next barrier.
