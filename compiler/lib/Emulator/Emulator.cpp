@@ -1230,6 +1230,17 @@ private:
                (bSigned ? signExtend(b[i], 8) : int64_t(b[i] & 0xff));
       return result({uint64_t(sum) & 0xffffffffu});
     }
+    if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op); call && call.getIntrin() == "llvm.amdgcn.sdot4") {
+      // V_DOT4_I32_I8 (CDNA3 ISA): c + the sum of the four signed byte products of a and b,
+      // byte 0 in bits 7:0; with clamp the sum saturates to i32, without it wraps.
+      const uint64_t a = scalar(lane, call.getOperand(0)), b = scalar(lane, call.getOperand(1));
+      int64_t sum = signExtend(scalar(lane, call.getOperand(2)), 32);
+      for (int i = 0; i < 4; ++i)
+        sum += signExtend(a >> (8 * i), 8) * signExtend(b >> (8 * i), 8);
+      if (scalar(lane, call.getOperand(3)) & 1)
+        sum = std::clamp<int64_t>(sum, INT32_MIN, INT32_MAX);
+      return result({uint64_t(sum) & 0xffffffffu});
+    }
     if (auto assembly = dyn_cast<LLVM::InlineAsmOp>(op)) {
       inlinePtx(lane, assembly);
       return Step::Next;

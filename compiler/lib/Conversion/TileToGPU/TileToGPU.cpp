@@ -2004,10 +2004,11 @@ Value butterflyPartner(OpBuilder &b, Location loc, const KernelContext &ctx, Val
 
 struct ReduceLowering : GpuPattern<ReduceOp> {
   using GpuPattern::GpuPattern;
-  /// For an i32 sum of products of sign-extended bytes on NVIDIA, the converted byte tiles
-  /// (registers as the reduction's): four products at a time are one dp4a, exactly the sum.
+  /// For an i32 sum of products of sign-extended bytes, the converted byte tiles (registers
+  /// as the reduction's): four products at a time are one dp4a (NVIDIA) or v_dot4_i32_i8
+  /// (CDNA3/4, `llvm.amdgcn.sdot4` without clamping), exactly the sum, wrapping.
   std::optional<std::pair<Value, Value>> byteProductFactors(ReduceOp op, ConversionPatternRewriter &rw) const {
-    if (ctx.amd || op.getKind() != CombineKind::sum)
+    if (op.getKind() != CombineKind::sum)
       return std::nullopt;
     auto product = op.getSource().getDefiningOp<arith::MulIOp>();
     if (!product || !getElementTypeOrSelf(product.getType()).isInteger(32))
@@ -2060,7 +2061,7 @@ struct ReduceLowering : GpuPattern<ReduceOp> {
     auto bytes = byteProductFactors(op, rw);
     for (auto &group : groups) {
       if (bytes && group.size() % 4 == 0) {
-        // Four byte products a step, summed into the partial by one dp4a.
+        // Four byte products a step, summed into the partial by one dot4 instruction.
         Value acc = i32Const(rw, loc, 0);
         auto four = [&](Value vector, size_t first) {
           SmallVector<Value> elements;
@@ -2069,9 +2070,21 @@ struct ReduceLowering : GpuPattern<ReduceOp> {
           return fromElements(rw, loc, VectorType::get({4}, rw.getI8Type()), elements);
         };
         auto isSigned = NVVM::DotAccumulateTypeAttr::get(rw.getContext(), NVVM::DotAccumulateType::SIGNED);
+        // AMD's intrinsic takes the four bytes packed in an i32, byte 0 lowest.
+        auto word = [&](Value vector, size_t first) {
+          return extract(rw, loc,
+                         vector::BitCastOp::create(rw, loc, VectorType::get({1}, rw.getI32Type()), four(vector, first)),
+                         0);
+        };
         for (size_t i = 0; i < group.size(); i += 4)
-          acc = NVVM::DotAccumulate4WayOp::create(rw, loc, rw.getI32Type(), four(bytes->first, i), isSigned,
-                                                  four(bytes->second, i), isSigned, acc);
+          acc = ctx.amd ? LLVM::CallIntrinsicOp::create(
+                              rw, loc, rw.getI32Type(), rw.getStringAttr("llvm.amdgcn.sdot4"),
+                              ValueRange{word(bytes->first, i), word(bytes->second, i), acc,
+                                         arith::ConstantIntOp::create(rw, loc, 0, 1)})
+                              .getResult(0)
+                        : NVVM::DotAccumulate4WayOp::create(rw, loc, rw.getI32Type(), four(bytes->first, i),
+                                                            isSigned, four(bytes->second, i), isSigned, acc)
+                              .getResult();
         partials.push_back(acc);
         continue;
       }

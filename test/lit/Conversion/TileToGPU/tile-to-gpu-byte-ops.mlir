@@ -1,6 +1,6 @@
 // convert-tile-to-gpu of byte-level integer work on NVIDIA: tile.lookup_nibbles as byte
 // permutes, and an i32 sum of sign-extended byte products as dp4a. (AMD targets look bytes up
-// one by one and keep products and adds.)
+// one by one; their byte products: tile-to-gpu-byte-ops-amd.mlir.)
 // RUN: %wavetile-opt %s -allow-unregistered-dialect -convert-tile-to-gpu=target=sm_90a -canonicalize -cse | FileCheck %s --check-prefix=NV
 
 #bytes = #tile.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerBlock = [1], order = [0]>
