@@ -398,7 +398,15 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
         return false;
       std::string why;
       auto call = [&] { return run(config, &why); };
-      if (!call() || !device.synchronize(&why)) {
+      rt.takeLaunchedLocalMemoryBytes();
+      bool ran = call() && device.synchronize(&why);
+      // Shipped configurations must not spill (issue 6's code-object checks): a kernel with
+      // local memory is dropped, however fast.
+      if (int64_t local = ran ? rt.takeLaunchedLocalMemoryBytes() : 0; local > 0) {
+        why = "spills (" + std::to_string(local) + " bytes of local memory a thread)";
+        ran = false;
+      }
+      if (!ran) {
         if (result.firstFailure.empty())
           result.firstFailure = config.key() + ": " + why;
         ++result.failed;

@@ -174,10 +174,27 @@ bool OpRuntime::launch(const std::string &specialization, const Builder &build, 
   const LoadedModule::Kernel *k = module->kernel(kernel, error);
   if (!k)
     return false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto [bytes, first] = localMemoryBytes_.try_emplace(k, 0);
+    if (first) {
+      std::optional<int64_t> queried = k->localMemoryBytes(error);
+      if (!queried)
+        return false;
+      bytes->second = *queried;
+    }
+    int64_t &launched = launchedLocalMemoryBytes_[std::this_thread::get_id()];
+    launched = std::max(launched, bytes->second);
+  }
   std::vector<KernelArg> ordered;
   if (!args.inOrderOf(k->manifest().signature, &ordered, error))
     return false;
   return k->launch(grid, ordered.data(), ordered.size(), stream, error);
+}
+
+int64_t OpRuntime::takeLaunchedLocalMemoryBytes() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::exchange(launchedLocalMemoryBytes_[std::this_thread::get_id()], 0);
 }
 
 size_t OpRuntime::precompile(const std::function<void()> &calls, unsigned threads) {

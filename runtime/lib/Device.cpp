@@ -113,6 +113,7 @@ const Device::Api *loadApi(Backend backend, std::string *error) {
     bind(lib, "cuEventDestroy_v2", &api->eventDestroy, &missing);
     bind(lib, "cuGetErrorName", &api->cuGetErrorName, &missing);
     bind(lib, "cuFuncSetAttribute", &api->cuFuncSetAttribute, &missing);
+    bind(lib, "cuFuncGetAttribute", &api->funcGetAttribute, &missing);
     bind(lib, "cuDeviceGet", &api->cuDeviceGet, &missing);
     bind(lib, "cuDeviceGetName", &api->cuDeviceGetName, &missing);
     bind(lib, "cuDeviceGetAttribute", &api->cuDeviceGetAttribute, &missing);
@@ -126,6 +127,7 @@ const Device::Api *loadApi(Backend backend, std::string *error) {
     bind(lib, "hipModuleUnload", &api->moduleUnload, &missing);
     bind(lib, "hipModuleGetFunction", &api->moduleGetFunction, &missing);
     bind(lib, "hipModuleLaunchKernel", &api->launchKernel, &missing);
+    bind(lib, "hipFuncGetAttribute", &api->funcGetAttribute, &missing);
     bind(lib, "hipMalloc", &api->memAlloc, &missing);
     bind(lib, "hipFree", &api->memFree, &missing);
     bind(lib, "hipMemcpyHtoD", &api->memcpyHtoD, &missing);
@@ -403,6 +405,18 @@ bool LoadedModule::Kernel::launch(std::array<uint32_t, 3> grid, const KernelArg 
   return device_->check(device_->api().launchKernel(function_, grid[0], grid[1], grid[2], k.block[0], k.block[1],
                                                     k.block[2], k.dynamicSharedBytes, stream, params, nullptr),
                         "launching the kernel", error);
+}
+
+std::optional<int64_t> LoadedModule::Kernel::localMemoryBytes(std::string *error) const {
+  constexpr int kLocalSizeBytes = 3; // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, HIP_FUNC_ATTRIBUTE_...
+  const Device::Api &api = device_->api();
+  if (!api.funcGetAttribute)
+    return 0;
+  int bytes = 0;
+  if (!device_->check(api.funcGetAttribute(&bytes, kLocalSizeBytes, function_), "querying the kernel's local memory",
+                      error))
+    return std::nullopt;
+  return bytes;
 }
 
 void *Device::allocate(size_t bytes, std::string *error) const {

@@ -33,6 +33,9 @@ struct Device::Api {
   int (*eventSynchronize)(void *) = nullptr;
   int (*eventElapsedTime)(float *, void *, void *) = nullptr;
   int (*eventDestroy)(void *) = nullptr;
+  // cuFuncGetAttribute / hipFuncGetAttribute (value, attribute, function): the same signature
+  // and attribute numbers (3: local memory bytes per thread).
+  int (*funcGetAttribute)(int *, int, void *) = nullptr;
   // CUDA only.
   int (*cuGetErrorName)(int, const char **) = nullptr;
   int (*cuFuncSetAttribute)(void *, int, int) = nullptr;

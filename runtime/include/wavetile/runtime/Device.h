@@ -11,6 +11,7 @@
 #include "wavetile/runtime/Kernel.h"
 
 #include <memory>
+#include <optional>
 
 namespace wavetile {
 
@@ -52,6 +53,10 @@ public:
   class Kernel {
   public:
     const KernelManifest &manifest() const { return *manifest_; }
+    /// Bytes of local (scratch) memory per thread the loaded kernel uses, register spills
+    /// and stack, as the driver reports them; 0 on the host and emulated devices, which
+    /// report none.
+    std::optional<int64_t> localMemoryBytes(std::string *error) const;
     /// Checks the arguments against the manifest, then enqueues the kernel on `stream`
     /// (null: the default stream). Appends the grid-size arguments. Does not wait and does
     /// not allocate (what CUDA-graph capture needs).

@@ -35,7 +35,7 @@ struct GemmTuneResult {
   GemmShape shape;
   std::optional<GemmConfig> best; // none when every candidate was dropped
   double microseconds = 0;
-  int tried = 0, wrong = 0, failed = 0;
+  int tried = 0, wrong = 0, failed = 0; // failed: did not compile, launch, or spilled
   std::string firstFailure; // why the first dropped candidate was dropped
   double compileSeconds = 0; // compiling the candidates ahead, all threads together (wall time)
 };

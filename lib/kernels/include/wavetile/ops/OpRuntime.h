@@ -105,6 +105,11 @@ public:
   /// Specializations compiled and loaded so far.
   size_t loadedModules() const;
 
+  /// The most local memory per thread (register spills, stack) among the kernels this
+  /// thread launched since its previous call, as the driver reports it (0 on the host and
+  /// emulated devices): what the tuner drops spilling candidates by.
+  int64_t takeLaunchedLocalMemoryBytes();
+
 private:
   OpRuntime(Device &device, std::unique_ptr<Jit> jit);
   std::unique_ptr<LoadedModule> compileAndLoad(const Module &module, std::string *error);
@@ -118,6 +123,8 @@ private:
   std::map<std::thread::id, std::map<std::string, std::unique_ptr<Module>> *> collecting_;
   void *workspace_ = nullptr;
   size_t workspaceBytes_ = 0;
+  std::map<const LoadedModule::Kernel *, int64_t> localMemoryBytes_; // queried once a kernel
+  std::map<std::thread::id, int64_t> launchedLocalMemoryBytes_;
   std::map<std::string, std::unique_ptr<TunedDispatch>> tuned_;
 };
 
