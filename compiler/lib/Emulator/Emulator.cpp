@@ -1629,10 +1629,10 @@ private:
   }
 
   /// mma.sync m16n8k16 (bf16, f16) and m16n8k32 (e4m3, e5m2 with f32 accumulators; s8 with s32
-  /// ones, wrapping), row.col (PTX ISA fragment tables). groupID g = lane / 4, t = lane % 4, E elements per 32-bit register:
-  /// A element i of a lane: row g + 8·((i / E) % 2), column E·t + i % E + (K / 2)·(i / (2E));
-  /// B element i: row E·t + i % E + (K / 2)·(i / E), column g; C element i: row g + 8·(i / 2),
-  /// column 2·t + i % 2.
+  /// ones, wrapping), row.col (PTX ISA fragment tables). groupID g = lane / 4, t = lane % 4,
+  /// E elements per 32-bit register: A element i of a lane: row g + 8·((i / E) % 2), column
+  /// E·t + i % E + (K / 2)·(i / (2E)); B element i: row E·t + i % E + (K / 2)·(i / E), column g;
+  /// C element i: row g + 8·(i / 2), column 2·t + i % 2.
   void mmaSync(Operation *op, uint32_t first, uint32_t size, SmallVector<Bits> &results) {
     requireFullWave(op, first, size);
     unsigned k;

@@ -50,8 +50,9 @@ std::optional<Candidate> match(DotOp dot) {
 }
 
 /// Whether wgmma computes this dot with `warpgroups` warpgroups stacked along M: supported
-/// types (i8 summed in i32, the others in f32), M a multiple of 64 per warpgroup, N a multiple of an instruction width, and rows
-/// of K that one 32-, 64- or 128-byte swizzle atom holds.
+/// types (i8 summed in i32, the others in f32), M a multiple of 64 per warpgroup, N a
+/// multiple of an instruction width, and rows of K that one 32-, 64- or 128-byte swizzle
+/// atom holds.
 bool fits(Candidate c, int64_t warpgroups) {
   SharedType a = c.a.getSource().getType(), b = c.b.getSource().getType();
   int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = b.getDimSize(0);
