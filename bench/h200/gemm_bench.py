@@ -150,18 +150,16 @@ def int8_case(m, n, k, g):
             torch.rand(1, n, device="cuda", generator=g) / 100 + 1e-3)
 
 
-def int_mm(x, w, xs, ws):
-    """torch._int_mm (cuBLAS int8 → int32), which takes more than 16 rows: fewer are padded to
-    17 (the decode W stream costs the same), then the scales and bf16 in eager torch."""
-    m = x.shape[0]
-    xp = x if m > 16 else torch.nn.functional.pad(x, (0, 0, 0, 17 - m))
-    return (torch._int_mm(xp, w.t())[:m].float() * xs * ws).to(torch.bfloat16)
-
-
 def int_mm_product(x, w, xs, ws):
-    """torch._int_mm's int32 product alone (the cuBLAS kernel, without the scaling kernels)."""
+    """torch._int_mm's int32 product alone (cuBLAS int8 → int32), which takes more than 16 rows:
+    fewer are padded to 17 (the decode W stream costs the same)."""
     m = x.shape[0]
     return torch._int_mm(x if m > 16 else torch.nn.functional.pad(x, (0, 0, 0, 17 - m)), w.t())[:m]
+
+
+def int_mm(x, w, xs, ws):
+    """The whole op in torch: _int_mm's product, then the scales and bf16 in eager torch."""
+    return (int_mm_product(x, w, xs, ws).float() * xs * ws).to(torch.bfloat16)
 
 
 def bench_int8(shapes):
@@ -172,15 +170,15 @@ def bench_int8(shapes):
     for m, n, k in shapes:
         batches = [int8_case(m, n, k, g) for _ in range(2 if m * k + n * k > (32 << 20) else 8)]
         x, w, xs, ws = batches[0]
-        exact = (x.double() @ w.double().t()) * xs.double() * ws.double()  # |sums| < 2^31: exact in f64
+        product = x.double() @ w.double().t()  # |sums| < 2^31: exact in f64
+        exact = product * xs.double() * ws.double()
         out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
         ops.gemm_a8w8(x, w, xs, ws, out=out)
         err, ok = check("gemm_a8w8 int8", out, exact.float(), 1e-2)  # one bf16 rounding
         t = {"wavetile": b.graph_time(ops.gemm_a8w8, batches)}
-        magnitude = exact.abs().float()
-        for name, fn in (("int_mm", int_mm_product), ("int_mm_scaled", int_mm), ("triton", triton_gemm)):
-            _, t[name] = time_peer(f"{name} {m}x{n}x{k}", fn, batches, exact.float() if name != "int_mm" else
-                                   (x.double() @ w.double().t()).float(), magnitude)
+        for name, fn, ref in (("int_mm", int_mm_product, product), ("int_mm_scaled", int_mm, exact),
+                              ("triton", triton_gemm, exact)):
+            _, t[name] = time_peer(f"{name} {m}x{n}x{k}", fn, batches, ref.float(), ref.abs().float())
         bf16 = [(x.to(torch.bfloat16), w.to(torch.bfloat16)) for x, w, _, _ in batches]
         t["cublas_bf16"] = b.graph_time(lambda x, w: x @ w.t(), bf16)
         b.results.append({"op": "gemm_a8w8_int8", "M": m, "N": n, "K": k, **{f"{q}_us": v for q, v in t.items()},

@@ -296,9 +296,13 @@ OperandMap mmaSyncAccumulator() {
                  IntTuple{2, 2}, IntTuple{16, 8});
 }
 
-/// PTX spelling of the multiplicand types mma.sync / wgmma atoms use.
+/// PTX spelling of the multiplicand and accumulator types mma.sync / wgmma atoms use.
 const char *ptxTypeName(ScalarKind kind) {
   switch (kind) {
+  case ScalarKind::f32:
+    return "f32";
+  case ScalarKind::i32:
+    return "s32";
   case ScalarKind::f16:
     return "f16";
   case ScalarKind::bf16:
@@ -317,12 +321,16 @@ const char *ptxTypeName(ScalarKind kind) {
 constexpr ScalarKind kPtxFp8Kinds[] = {ScalarKind::f8E4M3FN,
                                        ScalarKind::f8E5M2};
 
-/// Integer multiplicands (s8) accumulate exactly in s32, wrapping on overflow like
-/// dp4a and CDNA's i8 MFMA; the others in f32.
+/// NVIDIA's accumulators: s8 products sum exactly in s32, wrapping on overflow (as dp4a and
+/// CDNA's i8 MFMA do); the others in f32.
+ScalarKind nvidiaAccumulator(ScalarKind multiplicand) {
+  return multiplicand == ScalarKind::i8 ? ScalarKind::i32 : ScalarKind::f32;
+}
+
 void addMmaSync(std::vector<Atom> &atoms, ScalarKind aType, ScalarKind bType) {
   int elementsPerRegister = 32 / bitWidth(aType);
-  ScalarKind cType = aType == ScalarKind::i8 ? ScalarKind::i32 : ScalarKind::f32;
-  const char *c = cType == ScalarKind::i32 ? "s32" : "f32";
+  ScalarKind cType = nvidiaAccumulator(aType);
+  std::string c = ptxTypeName(cType);
   std::string shape = "m16n8k" + std::to_string(8 * elementsPerRegister);
   std::string types =
       std::string(ptxTypeName(aType)) + "." + ptxTypeName(bType);
@@ -383,12 +391,11 @@ OperandMap wgmmaAccumulator(int n) {
                  IntTuple{64, 8, 8 * 64});
 }
 
-/// s8 sums exactly in s32 (wrapping, as mma.sync's), the others in f32.
 void addWgmma(std::vector<Atom> &atoms, int n, ScalarKind aType,
               ScalarKind bType) {
   int k = 256 / bitWidth(aType); // 32 bytes of K per instruction
-  ScalarKind cType = aType == ScalarKind::i8 ? ScalarKind::i32 : ScalarKind::f32;
-  std::string c = cType == ScalarKind::i32 ? "s32" : "f32";
+  ScalarKind cType = nvidiaAccumulator(aType);
+  std::string c = ptxTypeName(cType);
   std::string shape = "m64n" + std::to_string(n) + "k" + std::to_string(k);
   atoms.push_back(Atom{
       /*name=*/"sm_90a.wgmma_" + shape + "_" + c + "_" + ptxTypeName(aType) + "_" +

@@ -347,7 +347,7 @@ LogicalResult SharedDotOp::verify() {
     return emitOpError() << "operands must both be bf16, both f16, both i8, or f8E4M3FN/f8E5M2, in K rows of 32, 64 "
                             "or 128 bytes; got "
                          << aElem << " and " << bElem << " with K = " << k;
-  if (aElem.isInteger(8) ? !acc.getElementType().isInteger(32) : !acc.getElementType().isF32())
+  if (acc.getElementType() != accumulatorFor(aElem))
     return emitOpError() << (aElem.isInteger(8) ? "accumulates i8 products in i32, got " : "accumulates in f32, got ")
                          << acc.getElementType();
   // The lowering describes the buffers by this swizzle; any other placement would be read wrong.
@@ -356,6 +356,11 @@ LogicalResult SharedDotOp::verify() {
       return emitOpError() << "operand " << operand << " must have the swizzled layout "
                            << operandSharedLayout(getContext(), operand.getShape(), operand.getElementType());
   return success();
+}
+
+Type SharedDotOp::accumulatorFor(Type element) {
+  MLIRContext *context = element.getContext();
+  return element.isInteger(8) ? Type(IntegerType::get(context, 32)) : Type(Float32Type::get(context));
 }
 
 bool SharedDotOp::takes(Type a, Type b, int64_t k) {

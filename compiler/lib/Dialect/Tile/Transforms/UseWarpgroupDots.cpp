@@ -56,10 +56,9 @@ std::optional<Candidate> match(DotOp dot) {
 bool fits(Candidate c, int64_t warpgroups) {
   SharedType a = c.a.getSource().getType(), b = c.b.getSource().getType();
   int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = b.getDimSize(0);
-  Type acc = c.dot.getAcc().getType().getElementType();
   return SharedDotOp::takes(a.getElementType(), b.getElementType(), k) &&
-         (a.getElementType().isInteger(8) ? acc.isInteger(32) : acc.isF32()) && m % (64 * warpgroups) == 0 &&
-         n % 64 == 0;
+         c.dot.getAcc().getType().getElementType() == SharedDotOp::accumulatorFor(a.getElementType()) &&
+         m % (64 * warpgroups) == 0 && n % 64 == 0;
 }
 
 SharedAllocOp allocOf(Value view) {

@@ -296,6 +296,8 @@ def Tile_SharedDotOp : Tile_Op<"shared_dot", [MemoryEffects<[MemRead<DefaultReso
   let extraClassDeclaration = [{
     /// Whether wgmma multiplies elements `a` x `b` in K rows of `k` elements.
     static bool takes(::mlir::Type a, ::mlir::Type b, int64_t k);
+    /// The accumulator element for multiplicands `element`: i32 for i8, else f32.
+    static ::mlir::Type accumulatorFor(::mlir::Type element);
   }];
   let arguments = (ins Tile_SharedType:$a, Tile_SharedType:$b, Tile_Tile:$acc);
   let results = (outs Tile_Tile:$result);
