@@ -14,6 +14,7 @@ GEMMS=bf16,fp8,i8,blockscale,a4w4 picks the dtypes benchmarked, SHAPES=decode,la
 
 Run by bench/h200/python.sh bench/h200/gemm_bench.py (carry dist/python).
 """
+import functools
 import json
 import os
 import sys
@@ -110,13 +111,27 @@ def start_table(title, columns):
     return torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
 
 
+def forced_configs(shapes):
+    """CONFIGS=a;b;...: the configuration Wavetile runs for each shape in order, each
+    "block_m,block_n,block_k,stages,warps,split_k[,skinny]" or "-" for its table or default."""
+    text = os.environ.get("CONFIGS")
+    if not text:
+        return {shape: None for shape in shapes}
+    configs = text.split(";")
+    if len(configs) != len(shapes):
+        raise SystemExit(f"CONFIGS names {len(configs)} configurations for {len(shapes)} shapes")
+    return {shape: None if c == "-" else tuple(int(v) for v in c.split(",")) for shape, c in zip(shapes, configs)}
+
+
 def bench_bf16(shapes):
+    forced = forced_configs(shapes)
     g = start_table("gemm_a16w16 (bf16 → bf16), Y = X·Wᵀ",
                     ["M", "N", "K", "wavetile µs", "TFLOP/s", "W TB/s", "cuBLAS µs", "Triton µs", "vs cuBLAS",
                      "vs Triton", "max rel err"])
-    impls = {"wavetile": lambda x, w: ops.gemm_a16w16(x, w), "cublas": lambda x, w: x @ w.t(),
-             "triton": triton_gemm}
     for m, n, k in shapes:
+        config = forced[(m, n, k)]
+        impls = {"wavetile": lambda x, w: ops.gemm_a16w16(x, w, config=config), "cublas": lambda x, w: x @ w.t(),
+                 "triton": triton_gemm}
         batches = [bf16_case(m, n, k, g) for _ in range(2 if m * k + n * k > (16 << 20) else 8)]
         x, w = batches[0]
         err, ok = check("gemm_a16w16", impls["wavetile"](x, w), x.float() @ w.float().t(), 2e-2)
@@ -163,6 +178,7 @@ def int_mm(x, w, xs, ws):
 
 
 def bench_int8(shapes):
+    forced = forced_configs(shapes)
     g = start_table("gemm_a8w8 (int8, per-token × per-channel scales → bf16)",
                     ["M", "N", "K", "wavetile µs", "TOP/s", "W TB/s", "_int_mm µs (product only)",
                      "_int_mm + scaling µs", "Triton µs", "cuBLAS bf16 µs", "vs _int_mm", "vs Triton",
@@ -173,9 +189,10 @@ def bench_int8(shapes):
         product = x.double() @ w.double().t()  # |sums| < 2^31: exact in f64
         exact = product * xs.double() * ws.double()
         out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-        ops.gemm_a8w8(x, w, xs, ws, out=out)
+        ours = functools.partial(ops.gemm_a8w8, config=forced[(m, n, k)])
+        ours(x, w, xs, ws, out=out)
         err, ok = check("gemm_a8w8 int8", out, exact.float(), 1e-2)  # one bf16 rounding
-        t = {"wavetile": b.graph_time(ops.gemm_a8w8, batches)}
+        t = {"wavetile": b.graph_time(ours, batches)}
         for name, fn, ref in (("int_mm", int_mm_product, product), ("int_mm_scaled", int_mm, exact),
                               ("triton", triton_gemm, exact)):
             _, t[name] = time_peer(f"{name} {m}x{n}x{k}", fn, batches, ref.float(), ref.abs().float())

@@ -48,11 +48,11 @@ bool hasScaledMxMma(std::string_view target) {
 }
 } // namespace
 
-GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int64_t multiprocessors,
-                                            std::string_view mxTarget) {
+GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int64_t multiprocessors, DType input,
+                                            std::string_view target) {
   GemmConfig c;
-  const bool wave64 = !mxTarget.empty() && OpRuntime::warpSizeOf(mxTarget) == 64;
-  if (!mxTarget.empty() && !hasScaledMxMma(mxTarget) && (m <= 16 || (!wave64 && m <= 64))) {
+  const bool wave64 = OpRuntime::warpSizeOf(target) == 64;
+  if (input == DType::f4E2M1FN && !hasScaledMxMma(target) && (m <= 16 || (!wave64 && m <= 64))) {
     // MXFP4 decoded in registers, as the H200's tuning chose (bench/gemm-notes.md v14, v22,
     // v23): skinny tiles (no matrix instruction to pad) for one row, and on NVIDIA, where they
     // sum exact integer products, for up to 4 rows: 8 columns in K steps of 2048 codes for 1
@@ -62,7 +62,7 @@ GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int
     // 128 spills SGPRs on gfx942), up to 32 rows 32x128 tiles and up to 64 rows 64x256 tiles
     // of 8 warps, split 4 ways (on gfx942 the first spills SGPRs and the second exceeds the
     // 64 KiB of LDS).
-    const bool integerProducts = mxTarget.starts_with("sm_");
+    const bool integerProducts = target.starts_with("sm_");
     if (integerProducts && m <= 2)
       c = k >= 2048 ? GemmConfig{m, 8, 2048, 1, 4, 1} : GemmConfig{m, 32, 512, 1, 4, 1};
     else if (integerProducts && m <= 4)
@@ -78,20 +78,30 @@ GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int
       c.splitK /= 2;
     return c;
   }
-  if (m <= 64) {
-    // Decode: W is the stream. Narrow M tiles, wide K steps, and K split until every
-    // multiprocessor has four tiles (each split keeps at least 256 of K): the H200's tuned
-    // decode rows have 512 to 2560 programs. No shared ring: the register-streamed loop is
-    // what every target compiles cleanly (CDNA3 rings of small tiles spill SGPRs), though
-    // since async copies lost their per-element masks the 3-stage ring won every tuned
-    // decode shape on the H200 (bench/gemm-notes.md, v4).
+  // K split until every multiprocessor has four programs, each split keeping `kept` of K.
+  auto splitOverMultiprocessors = [&](int64_t kept) {
+    const int64_t tiles = ((m + c.blockM - 1) / c.blockM) * ((n + c.blockN - 1) / c.blockN);
+    while (c.splitK < 16 && tiles * c.splitK < 4 * multiprocessors && k / (2 * c.splitK) >= kept)
+      c.splitK *= 2;
+  };
+  if (m == 1 && (input == DType::bf16 || input == DType::f16 || input == DType::i8)) {
+    // One row sums its products without a matrix instruction to pad to 16 rows: the H200's
+    // tuning chose skinny tiles at every bf16 and int8 M = 1 shape (fp8 kept rings, whose
+    // products need no conversion). 8 columns in 512-element K steps, splits of 2048 or more.
+    c = GemmConfig{1, 8, 512, 1, 4, 1};
+    c.skinny = true;
+    splitOverMultiprocessors(2048);
+  } else if (m <= 64) {
+    // Decode: W is the stream. Narrow M tiles, wide K steps, and K split (each split keeps at
+    // least 256 of K): the H200's tuned decode rows have 512 to 2560 programs. No shared ring:
+    // the register-streamed loop is what every target compiles cleanly (CDNA3 rings of small
+    // tiles spill SGPRs), though since async copies lost their per-element masks the 3-stage
+    // ring won every tuned decode shape on the H200 (bench/gemm-notes.md, v4).
     c.blockM = m <= 16 ? 16 : m <= 32 ? 32 : 64;
     c.blockN = 64;
     c.blockK = 64;
     c.stages = 1;
-    int64_t tiles = ((m + c.blockM - 1) / c.blockM) * ((n + c.blockN - 1) / c.blockN);
-    while (c.splitK < 16 && tiles * c.splitK < 4 * multiprocessors && k / (2 * c.splitK) >= 256)
-      c.splitK *= 2;
+    splitOverMultiprocessors(256);
   }
   return c;
 }
@@ -520,8 +530,7 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
         return opError(error, op, "tuned configuration: " + tableError);
       spec.config = *tuned;
     } else {
-      spec.config = defaultGemmConfig(m, n, k, multiprocessors > 0 ? multiprocessors : 132,
-                                      spec.mx ? rt.target() : std::string_view());
+      spec.config = defaultGemmConfig(m, n, k, multiprocessors > 0 ? multiprocessors : 132, spec.input, rt.target());
     }
   }
   if (spec.mx && k % 32)

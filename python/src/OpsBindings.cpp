@@ -182,18 +182,26 @@ void bindOps(py::module_ &m) {
   // preshuffled: gemm_a8w8_bpreshuffle (W as AITER's shuffle_weight leaves it).
   m.def("gemm_a8w8", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &x, const PyTensor &w,
                         const PyTensor &xScale, const PyTensor &wScale, const std::optional<PyTensor> &bias,
-                        bool preshuffled) {
+                        bool preshuffled, const std::optional<std::vector<int64_t>> &config) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {
+      std::optional<GemmConfig> c;
+      if (!gemmConfigArgument(preshuffled ? "gemm_a8w8_bpreshuffle" : "gemm_a8w8", config, &c, e))
+        return false;
       TensorRef b = bias ? tensorOf(*bias) : TensorRef{};
       return (preshuffled ? gemm_a8w8_bpreshuffle : gemm_a8w8)(r, tensorOf(out), tensorOf(x), tensorOf(w),
                                                                tensorOf(xScale), tensorOf(wScale), bias ? &b : nullptr,
-                                                               e, std::nullopt);
+                                                               e, c);
     });
   });
   m.def("gemm_a8w8_blockscale", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &x,
-                                   const PyTensor &w, const PyTensor &xScale, const PyTensor &wScale) {
+                                   const PyTensor &w, const PyTensor &xScale, const PyTensor &wScale,
+                                   const std::optional<std::vector<int64_t>> &config) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {
-      return gemm_a8w8_blockscale(r, tensorOf(out), tensorOf(x), tensorOf(w), tensorOf(xScale), tensorOf(wScale), e);
+      std::optional<GemmConfig> c;
+      if (!gemmConfigArgument("gemm_a8w8_blockscale", config, &c, e))
+        return false;
+      return gemm_a8w8_blockscale(r, tensorOf(out), tensorOf(x), tensorOf(w), tensorOf(xScale), tensorOf(wScale), e,
+                                  c);
     });
   });
   m.def("gemm_a4w4", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &x, const PyTensor &w,

@@ -448,6 +448,23 @@ def test_gemm_a8w8_int8():
     np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("config", [(1, 16, 64, 1, 4, 2, 1), (16, 32, 32, 2, 4, 1)])
+def test_gemm_a8w8_takes_a_config(config):
+    # A skinny split (exact byte-product sums) and a matrix-instruction tile, plain and preshuffled.
+    rng = _rng(8, 9)
+    x = rng.integers(-128, 128, (3, 160)).astype(np.int8)
+    w = rng.integers(-128, 128, (32, 160)).astype(np.int8)
+    xs, ws = rng.uniform(0.01, 0.1, (3, 1)).astype(np.float32), rng.uniform(0.01, 0.1, (1, 32)).astype(np.float32)
+    expected = (x.astype(np.float64) @ w.astype(np.float64).T) * xs * ws
+    for y in (ops.gemm_a8w8(x, w, xs, ws, dtype=np.float32, config=config),
+              ops.gemm_a8w8_bpreshuffle(x, ops.shuffle_weight(w), xs, ws, dtype=np.float32, config=config)):
+        np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
+    with pytest.raises(ops.OpError, match=r"gemm_a8w8: config is \(block_m"):
+        ops.gemm_a8w8(x, w, xs, ws, config=(16, 64))
+    with pytest.raises(ops.OpError, match=r"gemm_a8w8_blockscale: config is \(block_m"):
+        ops.gemm_a8w8_blockscale(x, w, xs, ws, config=(16,))
+
+
 def test_gemm_a8w8_bpreshuffle_matches_the_plain_layout():
     rng = _rng(8, 16)
     x = rng.integers(-128, 128, (7, 96)).astype(np.int8)

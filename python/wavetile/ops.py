@@ -322,27 +322,27 @@ def gemm_a16w16(x, w, bias=None, dtype=None, out=None, config=None):
     return out
 
 
-def _gemm_a8w8(x, w, x_scale, w_scale, bias, dtype, out, preshuffled):
+def _gemm_a8w8(x, w, x_scale, w_scale, bias, dtype, out, preshuffled, config):
     m, n = x.shape[0], w.shape[0]
     if out is None:  # bf16 by default; numpy has none: float32
         out = _empty(x, (m, n), lambda mod: dtype or getattr(mod, "bfloat16", mod.float32))
     runtime, stream = _runtime(out, x, w, x_scale, w_scale, *([] if bias is None else [bias]))
     _C.gemm_a8w8(runtime, stream, _tensor(out), _tensor(x), _tensor(w), _tensor(x_scale), _tensor(w_scale),
-                 None if bias is None else _tensor(bias), preshuffled)
+                 None if bias is None else _tensor(bias), preshuffled, None if config is None else list(config))
     return out
 
 
-def gemm_a8w8(x, w, x_scale, w_scale, bias=None, dtype=None, out=None):
+def gemm_a8w8(x, w, x_scale, w_scale, bias=None, dtype=None, out=None, config=None):
     """Y = (x·wᵀ)·x_scale·w_scale (+ bias): x [M, K], w [N, K] fp8 (e4m3fn/fnuz) or int8,
     x_scale f32 [M, 1] or one, w_scale f32 [1, N] or one; out [M, N] bf16 (default), f16 or
-    float32."""
-    return _gemm_a8w8(x, w, x_scale, w_scale, bias, dtype, out, preshuffled=False)
+    float32. `config` as gemm_a16w16's."""
+    return _gemm_a8w8(x, w, x_scale, w_scale, bias, dtype, out, False, config)
 
 
-def gemm_a8w8_bpreshuffle(x, w_shuffled, x_scale, w_scale, bias=None, dtype=None, out=None):
+def gemm_a8w8_bpreshuffle(x, w_shuffled, x_scale, w_scale, bias=None, dtype=None, out=None, config=None):
     """gemm_a8w8 with W as shuffle_weight(w) leaves it (AITER's layout (16, 16)): N a multiple
     of 16, K of 32, contiguous."""
-    return _gemm_a8w8(x, w_shuffled, x_scale, w_scale, bias, dtype, out, preshuffled=True)
+    return _gemm_a8w8(x, w_shuffled, x_scale, w_scale, bias, dtype, out, True, config)
 
 
 def shuffle_weight(w, layout=(16, 16)):
@@ -390,14 +390,16 @@ def tune_gemm(op, shapes, dtype=None, out_dtype=None, bias=False, table=None, de
     return _C.tune_gemm(_RUNTIMES[key], op, shapes, names[dtype], names[out_dtype], bias, table or "")
 
 
-def gemm_a8w8_blockscale(x, w, x_scale, w_scale, dtype=None, out=None):
+def gemm_a8w8_blockscale(x, w, x_scale, w_scale, dtype=None, out=None, config=None):
     """DeepSeek-style block scales: x [M, K], w [N, K] fp8; x_scale f32 [M, ceil(K/128)]
     (row-major, or K-block-major: unit stride along M, as AITER's preshuffled kernels take it),
-    w_scale f32 [ceil(N/128), ceil(K/128)]; out [M, N] bf16 (default), f16 or float32."""
+    w_scale f32 [ceil(N/128), ceil(K/128)]; out [M, N] bf16 (default), f16 or float32. `config`
+    as gemm_a16w16's (K steps are the 128-element scale blocks)."""
     if out is None:  # bf16 by default; numpy has none: float32
         out = _empty(x, (x.shape[0], w.shape[0]), lambda mod: dtype or getattr(mod, "bfloat16", mod.float32))
     runtime, stream = _runtime(out, x, w, x_scale, w_scale)
-    _C.gemm_a8w8_blockscale(runtime, stream, _tensor(out), _tensor(x), _tensor(w), _tensor(x_scale), _tensor(w_scale))
+    _C.gemm_a8w8_blockscale(runtime, stream, _tensor(out), _tensor(x), _tensor(w), _tensor(x_scale), _tensor(w_scale),
+                            None if config is None else list(config))
     return out
 
 

@@ -111,6 +111,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{DType::bf16, DType::bf16, 70, 72, 200, true, config(64, 64, 64, 3, 4, 1), false},
                       Case{DType::f16, DType::bf16, 17, 64, 64, false, config(32, 32, 16, 1, 2, 2)},
                       Case{DType::bf16, DType::f16, 2, 96, 2048, true, std::nullopt}, // default splits K
+                      Case{DType::f16, DType::bf16, 1, 70, 4100, true, std::nullopt}, // skinny default, split
                       Case{DType::bf16, DType::f32, 1, 100, 300, true, skinny(1, 16, 256, 1)},
                       Case{DType::f16, DType::bf16, 3, 70, 1000, false, skinny(4, 16, 128, 2)},
                       Case{DType::bf16, DType::bf16, 13, 33, 96, true, skinny(16, 8, 64, 1)},
@@ -132,62 +133,83 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(GemmOp, DefaultSplitsDecodeShapesOverTheMultiprocessors) {
-  GemmConfig decode = defaultGemmConfig(1, 8192, 8192, 132);
+  const DType fp8 = DType::f8E4M3FN, mx = DType::f4E2M1FN;
+  GemmConfig decode = defaultGemmConfig(1, 8192, 8192, 132, fp8, "sm_90a");
+  EXPECT_FALSE(decode.skinny);
   EXPECT_EQ(decode.blockM, 16);
   EXPECT_EQ(decode.stages, 1); // streamed through registers, which every target compiles cleanly
+  EXPECT_EQ(defaultGemmConfig(16, 8192, 8192, 132, DType::bf16, "sm_90a").blockM, 16);
   // 160 tiles of 64 columns: split until 132 multiprocessors have four tiles each.
-  EXPECT_EQ(defaultGemmConfig(1, 10240, 8192, 132).splitK, 4);
+  EXPECT_EQ(defaultGemmConfig(1, 10240, 8192, 132, fp8, "sm_90a").splitK, 4);
   // Each split keeps at least 256 of K: 1024 splits in four, 1000 in two.
-  EXPECT_EQ(defaultGemmConfig(1, 64, 1024, 132).splitK, 4);
-  EXPECT_EQ(defaultGemmConfig(1, 64, 1000, 132).splitK, 2);
-  GemmConfig large = defaultGemmConfig(4096, 4096, 4096, 132);
+  EXPECT_EQ(defaultGemmConfig(1, 64, 1024, 132, fp8, "sm_90a").splitK, 4);
+  EXPECT_EQ(defaultGemmConfig(1, 64, 1000, 132, fp8, "gfx942").splitK, 2);
+  GemmConfig large = defaultGemmConfig(4096, 4096, 4096, 132, DType::bf16, "sm_90a");
   EXPECT_EQ(large.splitK, 1);
   EXPECT_GT(large.stages, 1);
+  // One row of bf16, f16 or int8: skinny tiles of 8 columns in 512-element K steps on every
+  // target, K split to four programs a multiprocessor while each split keeps 2048 of K.
+  for (DType input : {DType::bf16, DType::f16, DType::i8}) {
+    GemmConfig row = defaultGemmConfig(1, 8192, 8192, 132, input, "sm_90a");
+    EXPECT_TRUE(row.skinny);
+    EXPECT_EQ(row.blockM, 1);
+    EXPECT_EQ(row.blockN, 8);
+    EXPECT_EQ(row.blockK, 512);
+    EXPECT_EQ(row.splitK, 1); // 1024 tiles
+    EXPECT_TRUE(row.problem().empty()) << row.problem();
+    EXPECT_TRUE(defaultGemmConfig(1, 8192, 8192, 304, input, "gfx942").skinny);
+    EXPECT_FALSE(defaultGemmConfig(2, 8192, 8192, 132, input, "sm_90a").skinny);
+  }
+  EXPECT_EQ(defaultGemmConfig(1, 4096, 7168, 132, DType::bf16, "sm_90a").splitK, 2); // 512 tiles
+  EXPECT_EQ(defaultGemmConfig(1, 64, 16384, 132, DType::i8, "sm_90a").splitK, 8);
+  EXPECT_EQ(defaultGemmConfig(1, 64, 3000, 132, DType::bf16, "sm_90a").splitK, 1);
   // gemm_a4w4 decoding MXFP4 in registers: one row skinny, 2 to 16 a ring; K splits keep a K
   // step each; CDNA's ring is half as wide; gfx950 takes the ordinary default. NVIDIA, summing
   // integer products, takes skinny tiles up to 4 rows: 8 columns in 2048-code steps for 1
   // and 2 rows (32 in 512-code steps under 2048 of K), 32 columns split 4 ways for 3 and 4.
-  GemmConfig mxRow = defaultGemmConfig(1, 8192, 8192, 304, "gfx942");
+  GemmConfig mxRow = defaultGemmConfig(1, 8192, 8192, 304, mx, "gfx942");
   EXPECT_TRUE(mxRow.skinny);
   EXPECT_EQ(mxRow.splitK, 16);
   EXPECT_EQ(mxRow.blockK, 512);
-  EXPECT_FALSE(defaultGemmConfig(1, 8192, 8192, 256, "gfx950").skinny); // its block-scaled MFMA
-  EXPECT_EQ(defaultGemmConfig(1, 64, 2048, 304, "gfx942").splitK, 4);
-  EXPECT_FALSE(defaultGemmConfig(2, 8192, 8192, 304, "gfx942").skinny);
+  EXPECT_FALSE(defaultGemmConfig(1, 8192, 8192, 256, mx, "gfx950").skinny); // its block-scaled MFMA
+  EXPECT_EQ(defaultGemmConfig(1, 64, 2048, 304, mx, "gfx942").splitK, 4);
+  EXPECT_FALSE(defaultGemmConfig(2, 8192, 8192, 304, mx, "gfx942").skinny);
   for (int64_t m : {1, 2}) {
-    GemmConfig rows = defaultGemmConfig(m, 8192, 8192, 132, "sm_90a");
+    GemmConfig rows = defaultGemmConfig(m, 8192, 8192, 132, mx, "sm_90a");
     EXPECT_TRUE(rows.skinny);
     EXPECT_EQ(rows.blockM, m);
     EXPECT_EQ(rows.blockN, 8);
     EXPECT_EQ(rows.blockK, 2048);
     EXPECT_EQ(rows.splitK, 1);
   }
-  EXPECT_EQ(defaultGemmConfig(2, 24576, 1536, 132, "sm_90").blockK, 512);
-  GemmConfig fourRows = defaultGemmConfig(3, 8192, 8192, 132, "sm_90");
+  EXPECT_EQ(defaultGemmConfig(2, 24576, 1536, 132, mx, "sm_90").blockK, 512);
+  GemmConfig fourRows = defaultGemmConfig(3, 8192, 8192, 132, mx, "sm_90");
   EXPECT_TRUE(fourRows.skinny);
   EXPECT_EQ(fourRows.blockM, 4);
   EXPECT_EQ(fourRows.splitK, 4);
-  EXPECT_FALSE(defaultGemmConfig(5, 8192, 8192, 132, "sm_90a").skinny);
-  GemmConfig mxRows = defaultGemmConfig(16, 8192, 8192, 132, "sm_90a");
+  EXPECT_FALSE(defaultGemmConfig(5, 8192, 8192, 132, mx, "sm_90a").skinny);
+  GemmConfig mxRows = defaultGemmConfig(16, 8192, 8192, 132, mx, "sm_90a");
   EXPECT_FALSE(mxRows.skinny);
   EXPECT_EQ(mxRows.stages, 3);
   EXPECT_EQ(mxRows.splitK, 8);
-  EXPECT_EQ(defaultGemmConfig(16, 8192, 8192, 304, "gfx942").blockN, mxRows.blockN / 2);
-  EXPECT_EQ(defaultGemmConfig(16, 8192, 1024, 132, "sm_90a").splitK, 8);
-  EXPECT_EQ(defaultGemmConfig(16, 8192, 512, 132, "sm_90a").splitK, 4);
+  EXPECT_EQ(defaultGemmConfig(16, 8192, 8192, 304, mx, "gfx942").blockN, mxRows.blockN / 2);
+  EXPECT_EQ(defaultGemmConfig(16, 8192, 1024, 132, mx, "sm_90a").splitK, 8);
+  EXPECT_EQ(defaultGemmConfig(16, 8192, 512, 132, mx, "sm_90a").splitK, 4);
   // 17 to 64 rows on NVIDIA: 32x128 and 64x256 (8 warps) rings split 4 ways; CDNA takes the
   // ordinary default there.
-  GemmConfig mx32 = defaultGemmConfig(17, 8192, 8192, 132, "sm_90");
+  GemmConfig mx32 = defaultGemmConfig(17, 8192, 8192, 132, mx, "sm_90");
   EXPECT_EQ(mx32.blockM, 32);
   EXPECT_EQ(mx32.blockN, 128);
   EXPECT_EQ(mx32.splitK, 4);
-  GemmConfig mx64 = defaultGemmConfig(64, 8192, 8192, 132, "sm_90a");
+  GemmConfig mx64 = defaultGemmConfig(64, 8192, 8192, 132, mx, "sm_90a");
   EXPECT_EQ(mx64.blockN, 256);
   EXPECT_EQ(mx64.warps, 8);
   EXPECT_EQ(mx64.stages, 3);
-  EXPECT_EQ(defaultGemmConfig(64, 8192, 256, 132, "sm_90a").splitK, 2);
-  EXPECT_EQ(defaultGemmConfig(17, 8192, 8192, 304, "gfx942").blockM, defaultGemmConfig(17, 8192, 8192, 304).blockM);
-  EXPECT_EQ(defaultGemmConfig(65, 8192, 8192, 132, "sm_90").blockM, defaultGemmConfig(65, 8192, 8192, 132).blockM);
+  EXPECT_EQ(defaultGemmConfig(64, 8192, 256, 132, mx, "sm_90a").splitK, 2);
+  EXPECT_EQ(defaultGemmConfig(17, 8192, 8192, 304, mx, "gfx942").blockM,
+            defaultGemmConfig(17, 8192, 8192, 304, DType::bf16, "gfx942").blockM);
+  EXPECT_EQ(defaultGemmConfig(65, 8192, 8192, 132, mx, "sm_90").blockM,
+            defaultGemmConfig(65, 8192, 8192, 132, DType::bf16, "sm_90").blockM);
 }
 
 TEST(GemmOp, ShippedTablesParseAndHoldValidConfigurations) {
@@ -626,14 +648,16 @@ INSTANTIATE_TEST_SUITE_P(
         // int8 skinny: exact i32 sums of byte products (dp4a on NVIDIA), tails in N and K
         ScaledCase{DType::i8, DType::bf16, 5, 70, 200, true, true, true, 2, GemmConfig{8, 16, 64, 1, 4, 2, true}},
         ScaledCase{DType::i8, DType::f32, 1, 33, 520, true, false, false, 1, GemmConfig{1, 32, 256, 1, 4, 1, true}},
+        ScaledCase{DType::i8, DType::bf16, 1, 75, 4200, true, true, true, 1}, // the default: skinny, K split 2
         ScaledCase{DType::f8E4M3FN, DType::f32, 5, 40, 500, true, false, true, 3},
         // sm_90a wgmma: 128-byte fp8 rows, and 32-byte rows
         ScaledCase{DType::f8E4M3FN, DType::bf16, 130, 200, 320, true, true, true, 1, GemmConfig{64, 64, 128, 2, 4, 1}},
         ScaledCase{DType::f8E4M3FN, DType::f32, 70, 64, 96, false, true, false, 1, GemmConfig{64, 64, 32, 2, 4, 1}},
         ScaledCase{DType::i8, DType::bf16, 130, 200, 320, true, true, true, 1, GemmConfig{64, 64, 128, 3, 4, 1}},
-        // W preshuffled: the default, a pipelined tile, the
+        // W preshuffled: the defaults (int8 one row: skinny), a pipelined tile, the
         // skinny kernel split over K, a wgmma tile on sm_90a
         ScaledCase{DType::f8E4M3FN, DType::bf16, 17, 64, 96, true, true, true, 1, std::nullopt, true},
+        ScaledCase{DType::i8, DType::f32, 1, 48, 4160, true, false, false, 1, std::nullopt, true},
         ScaledCase{DType::i8, DType::f16, 130, 48, 160, false, true, false, 1, GemmConfig{64, 64, 64, 2, 4, 1}, true},
         ScaledCase{DType::f8E4M3FNUZ, DType::f32, 3, 96, 256, true, false, true, 2,
                    GemmConfig{4, 32, 64, 2, 4, 2, true}, true},

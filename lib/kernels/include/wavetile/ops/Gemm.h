@@ -33,11 +33,13 @@ struct GemmConfig {
   std::string problem() const;
 };
 
-/// A default for a shape without a tuned row: decode-sized M gets narrow tiles and enough
-/// K splits to give every multiprocessor work; larger M 64x64 tiles. `mxTarget`, when given:
-/// gemm_a4w4 on that target, which decoding MXFP4 in registers (no block-scaled instruction)
-/// gives decode sizes of its own.
-GemmConfig defaultGemmConfig(int64_t m, int64_t n, int64_t k, int64_t multiprocessors, std::string_view mxTarget = {});
+/// A default for a shape without a tuned row of `input` operands on `target`: one row of
+/// bf16, f16 or int8 gets skinny tiles, other decode-sized M narrow matrix-instruction tiles,
+/// both with enough K splits to give every multiprocessor work; larger M 64x64 tiles. MXFP4
+/// (f4E2M1FN) decoded in registers (a target without a block-scaled instruction) has decode
+/// sizes of its own.
+GemmConfig defaultGemmConfig(int64_t m, int64_t n, int64_t k, int64_t multiprocessors, DType input,
+                             std::string_view target);
 
 /// The key columns of gemm_a16w16's tuned table and a shape's key (docs/tuning.md), and the
 /// configuration a row holds (block_m, block_n, block_k, stages, warps, split_k).
