@@ -3185,6 +3185,33 @@ struct WordPartsAsBitcast : OpRewritePattern<arith::TruncIOp> {
   }
 };
 
+/// bf16 widened to f32 from its 32-bit words (NVIDIA): bf16 is the top half of an f32, so a
+/// word's low element is the word shifted up and its high element the word masked, one
+/// instruction each. LLVM's NVPTX lowering takes each element apart first (PRMT then a shift
+/// for every high half), and rounds a bf16 it widens again one element at a time; from words
+/// it packs two a `cvt.rn.bf16x2.f32`.
+struct Bf16WidenedFromWords : OpRewritePattern<arith::ExtFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::ExtFOp ext, PatternRewriter &rw) const override {
+    auto from = dyn_cast<VectorType>(ext.getIn().getType());
+    auto to = dyn_cast<VectorType>(ext.getType());
+    if (!from || !to || from.getRank() != 1 || !from.getElementType().isBF16() || !to.getElementType().isF32() ||
+        from.getNumElements() % 2 != 0)
+      return failure();
+    const int64_t n = from.getNumElements();
+    Location loc = ext.getLoc();
+    auto wordType = VectorType::get({n / 2}, rw.getI32Type());
+    auto splat = [&](uint32_t v) {
+      return arith::ConstantOp::create(rw, loc, DenseElementsAttr::get(wordType, rw.getI32IntegerAttr(int32_t(v))));
+    };
+    Value words = vector::BitCastOp::create(rw, loc, wordType, ext.getIn());
+    Value low = arith::ShLIOp::create(rw, loc, words, splat(16));
+    Value high = arith::AndIOp::create(rw, loc, words, splat(0xFFFF0000u));
+    rw.replaceOpWithNewOp<arith::BitcastOp>(ext, to, vector::InterleaveOp::create(rw, loc, low, high));
+    return success();
+  }
+};
+
 struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU> {
   using ConvertTileToGPUBase::ConvertTileToGPUBase;
 
@@ -3212,6 +3239,8 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
         return signalPassFailure();
     RewritePatternSet peepholes(context);
     peepholes.add<WordPartsAsBitcast>(context);
+    if (nvidia)
+      peepholes.add<Bf16WidenedFromWords>(context);
     if (failed(applyPatternsGreedily(gpuModule, std::move(peepholes))))
       return signalPassFailure();
   }

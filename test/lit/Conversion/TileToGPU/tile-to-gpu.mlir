@@ -242,3 +242,19 @@ func.func @halves_permuted(%p: !tile.ptr<i32>) attributes {tile.kernel, tile.num
   "test.use"(%t) : (tensor<128x2xi16, #pairs_t>) -> ()
   return
 }
+
+// -----
+
+// bf16 widens with arith.extf on CDNA (LLVM's AMDGPU lowering shifts and masks itself); NVIDIA
+// widens from 32-bit words (tile-to-gpu-bf16.mlir).
+#eight_bf16 = #tile.blocked<sizePerThread = [8], threadsPerWarp = [64], warpsPerBlock = [1], order = [0]>
+// CHECK-LABEL: gpu.func @bf16_widened
+// CHECK:         arith.extf %{{.*}} : vector<8xbf16> to vector<8xf32>
+// CHECK-NOT:     arith.andi
+func.func @bf16_widened(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 64 : i32} {
+  %i = tile.arange 0 to 512 : tensor<512xi32, #eight_bf16>
+  %x = tile.load %p[%i] : !tile.ptr<bf16>[tensor<512xi32, #eight_bf16>] -> tensor<512xbf16, #eight_bf16>
+  %f = arith.extf %x : tensor<512xbf16, #eight_bf16> to tensor<512xf32, #eight_bf16>
+  "test.use"(%f) : (tensor<512xf32, #eight_bf16>) -> ()
+  return
+}

@@ -1,0 +1,35 @@
+// convert-tile-to-gpu widens bf16 to f32 from 32-bit words on NVIDIA: a word's low element
+// shifted up, its high element masked (bf16 is an f32's top half). An odd count of elements
+// a thread keeps arith.extf, and so does CDNA (tile-to-gpu.mlir).
+// RUN: %wavetile-opt %s -split-input-file -allow-unregistered-dialect -convert-tile-to-gpu=target=sm_90 -canonicalize -cse | FileCheck %s
+
+#eight = #tile.blocked<sizePerThread = [8], threadsPerWarp = [32], warpsPerBlock = [1], order = [0]>
+// CHECK-LABEL: gpu.func @widened_from_words
+// CHECK-DAG:     %[[SIXTEEN:.*]] = arith.constant dense<16> : vector<4xi32>
+// CHECK-DAG:     %[[TOP:.*]] = arith.constant dense<-65536> : vector<4xi32>
+// CHECK:         %[[WORDS:.*]] = vector.bitcast %{{.*}} : vector<8xbf16> to vector<4xi32>
+// CHECK-NEXT:    %[[LOW:.*]] = arith.shli %[[WORDS]], %[[SIXTEEN]] : vector<4xi32>
+// CHECK-NEXT:    %[[HIGH:.*]] = arith.andi %[[WORDS]], %[[TOP]] : vector<4xi32>
+// CHECK:         %[[BITS:.*]] = vector.interleave %[[LOW]], %[[HIGH]] : vector<4xi32> -> vector<8xi32>
+// CHECK:         arith.bitcast %[[BITS]] : vector<8xi32> to vector<8xf32>
+// CHECK-NOT:     arith.extf
+func.func @widened_from_words(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 32 : i32} {
+  %i = tile.arange 0 to 256 : tensor<256xi32, #eight>
+  %x = tile.load %p[%i] : !tile.ptr<bf16>[tensor<256xi32, #eight>] -> tensor<256xbf16, #eight>
+  %f = arith.extf %x : tensor<256xbf16, #eight> to tensor<256xf32, #eight>
+  "test.use"(%f) : (tensor<256xf32, #eight>) -> ()
+  return
+}
+
+// -----
+
+#one = #tile.blocked<sizePerThread = [1], threadsPerWarp = [32], warpsPerBlock = [1], order = [0]>
+// CHECK-LABEL: gpu.func @one_element
+// CHECK:         arith.extf %{{.*}} : vector<1xbf16> to vector<1xf32>
+func.func @one_element(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 32 : i32} {
+  %i = tile.arange 0 to 32 : tensor<32xi32, #one>
+  %x = tile.load %p[%i] : !tile.ptr<bf16>[tensor<32xi32, #one>] -> tensor<32xbf16, #one>
+  %f = arith.extf %x : tensor<32xbf16, #one> to tensor<32xf32, #one>
+  "test.use"(%f) : (tensor<32xf32, #one>) -> ()
+  return
+}
