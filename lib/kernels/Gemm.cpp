@@ -78,10 +78,11 @@ GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int
       c.splitK /= 2;
     return c;
   }
-  // K split until every multiprocessor has four programs, each split keeping `kept` of K.
-  auto splitOverMultiprocessors = [&](int64_t kept) {
+  // K split (at most `most` ways) until every multiprocessor has four programs, each split
+  // keeping `kept` of K.
+  auto splitOverMultiprocessors = [&](int64_t kept, int64_t most) {
     const int64_t tiles = ((m + c.blockM - 1) / c.blockM) * ((n + c.blockN - 1) / c.blockN);
-    while (c.splitK < 16 && tiles * c.splitK < 4 * multiprocessors && k / (2 * c.splitK) >= kept)
+    while (c.splitK < most && tiles * c.splitK < 4 * multiprocessors && k / (2 * c.splitK) >= kept)
       c.splitK *= 2;
   };
   if (m == 1 && (input == DType::bf16 || input == DType::f16 || input == DType::i8)) {
@@ -90,18 +91,20 @@ GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int
     // products need no conversion). 8 columns in 512-element K steps, splits of 2048 or more.
     c = GemmConfig{1, 8, 512, 1, 4, 1};
     c.skinny = true;
-    splitOverMultiprocessors(2048);
+    splitOverMultiprocessors(2048, 16);
   } else if (m <= 64) {
-    // Decode: W is the stream. Narrow M tiles, wide K steps, and K split (each split keeps at
-    // least 256 of K): the H200's tuned decode rows have 512 to 2560 programs. No shared ring:
-    // the register-streamed loop is what every target compiles cleanly (CDNA3 rings of small
-    // tiles spill SGPRs), though since async copies lost their per-element masks the 3-stage
-    // ring won every tuned decode shape on the H200 (bench/gemm-notes.md, v4).
+    // Decode: W is the stream. Narrow M tiles and K split (each split keeps at least 256 of
+    // K): the H200's tuned decode rows have 512 to 2560 programs. On NVIDIA a 3-stage ring of
+    // 128-byte K steps split at most 8 ways, what the H200's tuning chose at every decode shape
+    // since async copies lost their per-element masks (bench/gemm-notes.md v4, v25b: split 16
+    // lost 20% at 16x4096x14336); elsewhere no ring, since the register-streamed loop is what
+    // every target compiles cleanly (CDNA3 rings of small tiles spill SGPRs).
+    const bool ring = target.starts_with("sm_");
     c.blockM = m <= 16 ? 16 : m <= 32 ? 32 : 64;
     c.blockN = 64;
-    c.blockK = 64;
-    c.stages = 1;
-    splitOverMultiprocessors(256);
+    c.blockK = ring ? 128 * 8 / bitWidth(input) : 64;
+    c.stages = ring ? 3 : 1;
+    splitOverMultiprocessors(256, ring ? 8 : 16);
   }
   return c;
 }

@@ -134,11 +134,24 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(GemmOp, DefaultSplitsDecodeShapesOverTheMultiprocessors) {
   const DType fp8 = DType::f8E4M3FN, mx = DType::f4E2M1FN;
+  // Other decode sizes: 16/32/64-row tiles; on NVIDIA 3-stage rings of 128-byte K steps,
+  // elsewhere streamed through registers, which every target compiles cleanly.
   GemmConfig decode = defaultGemmConfig(1, 8192, 8192, 132, fp8, "sm_90a");
   EXPECT_FALSE(decode.skinny);
   EXPECT_EQ(decode.blockM, 16);
-  EXPECT_EQ(decode.stages, 1); // streamed through registers, which every target compiles cleanly
-  EXPECT_EQ(defaultGemmConfig(16, 8192, 8192, 132, DType::bf16, "sm_90a").blockM, 16);
+  EXPECT_EQ(decode.stages, 3);
+  EXPECT_EQ(decode.blockK, 128);
+  GemmConfig bf16Rows = defaultGemmConfig(16, 8192, 8192, 132, DType::bf16, "sm_90");
+  EXPECT_EQ(bf16Rows.blockM, 16);
+  EXPECT_EQ(bf16Rows.blockK, 64);
+  EXPECT_EQ(bf16Rows.stages, 3);
+  EXPECT_EQ(defaultGemmConfig(33, 8192, 8192, 132, DType::i8, "sm_90a").blockM, 64);
+  GemmConfig amdRows = defaultGemmConfig(16, 8192, 8192, 304, fp8, "gfx942");
+  EXPECT_EQ(amdRows.stages, 1);
+  EXPECT_EQ(amdRows.blockK, 64);
+  // 64 tiles: the ring splits 8 ways, the register-streamed loop 16.
+  EXPECT_EQ(defaultGemmConfig(16, 4096, 14336, 132, DType::bf16, "sm_90a").splitK, 8);
+  EXPECT_EQ(defaultGemmConfig(16, 4096, 14336, 132, DType::bf16, "gfx942").splitK, 16);
   // 160 tiles of 64 columns: split until 132 multiprocessors have four tiles each.
   EXPECT_EQ(defaultGemmConfig(1, 10240, 8192, 132, fp8, "sm_90a").splitK, 4);
   // Each split keeps at least 256 of K: 1024 splits in four, 1000 in two.
