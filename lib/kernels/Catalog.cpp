@@ -150,7 +150,7 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
       return fail("group=G must be given");
     quant.vectorAligned = takeFlag("a16");
     quant.fewRows = quant.columnsPerProgram() && takeFlag("rows=few");
-    quant.warpSize = OpRuntime::warpSizeOf(target);
+    quant.setTarget(target);
     if (flags.empty())
       return buildQuant(quant, error);
   } else if (parts[0] == "gemm_a16w16" || parts[0] == "gemm_a8w8" || parts[0] == "gemm_a8w8_bpreshuffle" ||

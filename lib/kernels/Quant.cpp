@@ -76,10 +76,15 @@ int64_t QuantSpec::columnsPerProgram() const {
   }
 }
 
+void QuantSpec::setTarget(std::string_view target) {
+  warpSize = OpRuntime::warpSizeOf(target);
+  bf16Pairs = quant.scheme == QuantScheme::Mx && input == DType::bf16 && target.starts_with("sm_");
+}
+
 std::string QuantSpec::key() const {
   return name() + "/" + dtypeName(input) + "/" + quant.key() + "/n" + std::to_string(hidden) + "/w" +
          std::to_string(warpSize) + (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far") +
-         (fewRows ? "/rows=few" : "");
+         (fewRows ? "/rows=few" : "") + (bf16Pairs ? "/bf16x2" : "");
 }
 
 std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::string *error) {
@@ -129,7 +134,11 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
     // down). Row -1 of an empty input is masked off everywhere; its program writes the scale.
     Value row = spec.quant.scheme == QuantScheme::DynamicPerTensor ? input.size(0) - 1 - programId(0) : programId(0);
     Value columns = arange(0, int32_t(block));
-    auto read = [&](Value c) { return load(input, {row, c}).to(DType::f32); };
+    // bf16 pairs stay bf16 (the quantizer computes with them); everything else in f32.
+    auto read = [&](Value c) {
+      Value x = load(input, {row, c});
+      return spec.bf16Pairs ? x : x.to(DType::f32);
+    };
     // A tensor's scale is taken after the first load of the row is issued: reducing the amax
     // partials takes barriers, which would otherwise hold the row's load back behind them.
     const bool tensorScale =
@@ -182,7 +191,7 @@ bool launchQuant(OpRuntime &rt, RowQuant quant, const TensorRef &out, const Tens
     return true;
   spec.input = input.dtype;
   spec.hidden = input.shape[1];
-  spec.warpSize = rt.warpSize();
+  spec.setTarget(rt.target());
   spec.vectorAligned = vectorAligned({&out, &input});
   spec.within2GiB = within2GiB({&out, &input, &scales});
   spec.fewRows = spec.columnsPerProgram() && m < kFewQuantRows;

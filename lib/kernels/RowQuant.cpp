@@ -65,6 +65,12 @@ Shape doubledLast(Shape shape) {
   shape.back() *= 2;
   return shape;
 }
+
+/// bf16 pairs of 32-bit words: [..., n] (i32) -> [..., 2n], element 2i from the low half;
+/// lowers to reinterpreting the registers.
+Value bf16Pairs(Value words) {
+  return twoParts(words, 16).to(DType::i16).bitcast(DType::bf16).reshape(doubledLast(words.shape()));
+}
 } // namespace
 
 Value wavetile::ops::e2m1Codes(Value bytes) {
@@ -86,9 +92,7 @@ Value wavetile::ops::e2m1Bf16Pairs(Value bytes) {
   // denormals).
   Value b = bytes.to(DType::i32) & 0xFF;
   Value word = (((b << 6) | (b << 18)) & 0x01C001C0) | (((b << 12) | (b << 24)) & int32_t(0x80008000));
-  // Taking the halves apart and back together lowers to one reinterpretation of the word.
-  Value bits = twoParts(word, 16).to(DType::i16).bitcast(DType::bf16);
-  return bits.reshape(doubledLast(bytes.shape())) * std::ldexp(1.0, 126);
+  return bf16Pairs(word) * std::ldexp(1.0, 126);
 }
 
 Value wavetile::ops::e2m1Twice(Value bytes) {
@@ -102,6 +106,45 @@ Value wavetile::ops::e8m0Value(Value bytes) {
   Value b = bytes.to(DType::i32) & 0xFF;
   return ((b << 23) | where(b == 0, 0x400000, where(b == 255, 1, 0))).bitcast(DType::f32);
 }
+
+namespace {
+// e2m1 codes (sign in bit 3) of y rounded to nearest even, saturating at 6 (NaN too: the
+// clamp ignores it, and code 7 is what the normal path gives 6).
+
+/// From f32 bits: below 1 an add of 2^22 rounds to halves (the code is the count of them);
+/// from 1 the exponent is rebiased and the mantissa rounded at its top bit, ties to even.
+Value e2m1CodesOfF32(Value y) {
+  Value a = minimumNumber(abs(y), 6.0);
+  Value bits = a.bitcast(DType::i32);
+  Value belowOne = ((a + 4194304.0).bitcast(DType::i32) - (149 << 23));
+  Value normal = (bits + ((-126 << 23) + (1 << 21) - 1) + ((bits >> 22) & 1)) >> 22;
+  return where(a < 1.0, belowOne, normal) | ((y.bitcast(DType::i32) >> 28) & 8);
+}
+
+/// Bytes of codes [n] (integers): element 2i in the low nibble of byte i.
+Value nibblePairs(Value code) {
+  const int64_t n = code.shape()[0];
+  Value shifts = (arange(0, 2) * 4).to(code.dtype()).expand(0).broadcastTo({n / 2, 2});
+  return (code.reshape({n / 2, 2}) << shifts).sum(1);
+}
+
+/// MXFP4 codes (i16) of bf16 y in bf16 pair arithmetic and 16-bit lane operations, two
+/// elements an instruction. a + 64p (p = 1, 2 or 4 as a is below 2, below 4, or up to 6)
+/// rounds once, to nearest even, onto e2m1's grid there (exact: a has 8 significant bits),
+/// and its low bits count the steps from 64p (whose low nibble is 0). The codes below p's
+/// range (2k = 0, 2 or 4) are the low nibble of min(2p + 126, p + 128). Checked against the
+/// f32 form for every bf16 input and scale byte.
+Value e2m1CodesOfBf16(Value y) {
+  Value a = minimumNumber(abs(y), 6.0);
+  Value power = maximum(a, 1.0).bitcast(DType::i16) & 0x7F80;
+  Value p = power.bitcast(DType::bf16);
+  Value steps = (a + (power + (6 << 7)).bitcast(DType::bf16)).bitcast(DType::i16);
+  Value below = minimumNumber(fma(p, 2.0, 126.0), p + 128.0).bitcast(DType::i16);
+  // The sign bit (bit 15, -32768 alone) as bit 3: a maximum with -8 keeps it (-8) or not (0).
+  Value sign = maximum(y.bitcast(DType::i16) & -32768, -8);
+  return ((steps + below) & 7) | (sign & 8);
+}
+} // namespace
 
 RowQuantizer::RowQuantizer(KernelBuilder &k, const RowQuant &quant, int64_t hidden, Reach reach, bool aligned)
     : quant_(quant), hidden_(hidden) {
@@ -203,25 +246,15 @@ void RowQuantizer::storeGroups(Value row, Value c0, Value columns, Value x, int6
 
 void RowQuantizer::storeMx(Value row, Value c0, Value x, int64_t block) {
   const int64_t groups = block / kMxGroup;
-  Value exponent = e8m0ScaleOf(abs(x).reshape({groups, kMxGroup}).max(1), quant_.round);
+  // bf16's amax is exact in bf16, and widening it is too.
+  Value exponent = e8m0ScaleOf(abs(x).reshape({groups, kMxGroup}).max(1).to(DType::f32), quant_.round);
   // x is divided by 2^(exponent - 127) by multiplying with its inverse, exact (a power of two
-  // from 2^126 down to 2^-126: no rounding mode gives byte 254 for a finite amax); byte 0
-  // (and NaN's 255) multiply by 0.
+  // from 2^126 down to 2^-126: no rounding mode gives byte 254 for a finite amax; bf16 has
+  // f32's exponent range); byte 0 (and NaN's 255) multiply by 0.
   Value inverse = where((exponent == 0) | (exponent == 255), 0.0, ((254 - exponent) << 23).bitcast(DType::f32));
-  Value y = x * inverse.expand(1).broadcastTo({groups, kMxGroup}).reshape({block});
-  // e2m1 round to nearest even on the f32 bits, saturating at 6 (NaN too: the clamp ignores
-  // it), whose code 7 the normal path gives: below 1 an add of 2^22 rounds to halves (the
-  // code is the count of them); from 1 the exponent is rebiased and the mantissa rounded at
-  // its top bit, ties to even.
-  Value a = minimumNumber(abs(y), 6.0);
-  Value bits = a.bitcast(DType::i32);
-  Value belowOne = ((a + 4194304.0).bitcast(DType::i32) - (149 << 23));
-  Value normal = (bits + ((-126 << 23) + (1 << 21) - 1) + ((bits >> 22) & 1)) >> 22;
-  Value code = where(a < 1.0, belowOne, normal) | ((y.bitcast(DType::i32) >> 28) & 8);
-  // Element 2i in the low nibble of byte i.
-  Value shifts = (arange(0, 2) * 4).expand(0).broadcastTo({block / 2, 2});
-  Value bytes = (code.reshape({block / 2, 2}) << shifts).sum(1).to(DType::i8);
-  store(out_, {row, c0 / 2 + arange(0, int32_t(block / 2))}, bytes);
+  Value y = x * inverse.to(x.dtype()).expand(1).broadcastTo({groups, kMxGroup}).reshape({block});
+  Value bytes = x.dtype() == DType::bf16 ? nibblePairs(e2m1CodesOfBf16(y)) : nibblePairs(e2m1CodesOfF32(y));
+  store(out_, {row, c0 / 2 + arange(0, int32_t(block / 2))}, bytes.to(DType::i8));
 
   Value g = c0 / kMxGroup + arange(0, int32_t(groups));
   Value byte = exponent.to(DType::i8);

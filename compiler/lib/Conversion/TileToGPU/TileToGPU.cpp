@@ -1977,6 +1977,22 @@ struct AsyncWaitLowering : GpuPattern<AsyncWaitOp> {
 // Reductions and scans
 //===----------------------------------------------------------------------===//
 
+/// A gpu.shuffle of `value`, whose lanes move 32-bit words: narrower values travel
+/// zero-extended in one.
+Value shuffleValue(OpBuilder &b, Location loc, const KernelContext &ctx, Value value, int64_t offset,
+                   gpu::ShuffleMode mode) {
+  Type type = value.getType();
+  unsigned width = type.getIntOrFloatBitWidth();
+  if (width >= 32)
+    return gpu::ShuffleOp::create(b, loc, value, int32_t(offset), int32_t(ctx.warpSize), mode).getShuffleResult();
+  Type bits = b.getIntegerType(width);
+  Value narrow = type == bits ? value : arith::BitcastOp::create(b, loc, bits, value).getResult();
+  Value word = arith::ExtUIOp::create(b, loc, b.getI32Type(), narrow);
+  Value moved = gpu::ShuffleOp::create(b, loc, word, int32_t(offset), int32_t(ctx.warpSize), mode).getShuffleResult();
+  Value back = arith::TruncIOp::create(b, loc, bits, moved);
+  return type == bits ? back : arith::BitcastOp::create(b, loc, type, back).getResult();
+}
+
 /// The value lane (id xor `mask`) holds, for a butterfly whose earlier steps combined the
 /// lane bits from `stride` up to `mask`. On CDNA, 32-bit values move with DPP within a row
 /// where DPP has the pattern: quad_perm swaps for masks 1 and 2, and, once the lower bits
@@ -1998,8 +2014,7 @@ Value butterflyPartner(OpBuilder &b, Location loc, const KernelContext &ctx, Val
                                           : ArrayRef<Attribute>{i32(2), i32(3), i32(0), i32(1)});
     return amdgpu::DPPOp::create(b, loc, value.getType(), value, value, kind, argument);
   }
-  return gpu::ShuffleOp::create(b, loc, value, int32_t(mask), int32_t(ctx.warpSize), gpu::ShuffleMode::XOR)
-      .getShuffleResult();
+  return shuffleValue(b, loc, ctx, value, mask, gpu::ShuffleMode::XOR);
 }
 
 struct ReduceLowering : GpuPattern<ReduceOp> {
@@ -2296,17 +2311,14 @@ struct ScanLowering : GpuPattern<ScanOp> {
         }
         Value total = acc;
         for (int64_t d = 1; d < lanes; d *= 2) {
-          Value up = gpu::ShuffleOp::create(b, loc, total, int32_t(d * stride), int32_t(ctx.warpSize),
-                                            gpu::ShuffleMode::UP)
-                         .getShuffleResult();
+          Value up = shuffleValue(b, loc, ctx, total, d * stride, gpu::ShuffleMode::UP);
           Value has = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, laneAlong, i32Const(b, loc, d));
           total = arith::SelectOp::create(b, loc, has, combine(up, total), total);
         }
         inclusive[gi].push_back(total);
         Prefix before;
         if (lanes > 1)
-          before = {gpu::ShuffleOp::create(b, loc, total, int32_t(stride), int32_t(ctx.warpSize), gpu::ShuffleMode::UP)
-                        .getShuffleResult(),
+          before = {shuffleValue(b, loc, ctx, total, stride, gpu::ShuffleMode::UP),
                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, laneAlong, i32Const(b, loc, 1))};
         lanePrefix[gi].push_back(before);
       }

@@ -33,3 +33,24 @@ func.func @one_element(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_wa
   "test.use"(%f) : (tensor<32xf32, #one>) -> ()
   return
 }
+
+// -----
+
+// Lanes exchange 32-bit words: a bf16 reduced across lanes travels zero-extended in one.
+#lanes = #tile.blocked<sizePerThread = [2], threadsPerWarp = [32], warpsPerBlock = [1], order = [0]>
+// CHECK-LABEL: gpu.func @bf16_across_lanes
+// CHECK:         %[[BITS:.*]] = arith.bitcast %{{.*}} : bf16 to i16
+// CHECK-NEXT:    %[[WORD:.*]] = arith.extui %[[BITS]] : i16 to i32
+// CHECK-NEXT:    %[[MOVED:.*]], %{{.*}} = gpu.shuffle  xor %[[WORD]], %c1_i32, %c32_i32 : i32
+// CHECK-NEXT:    %[[BACK:.*]] = arith.trunci %[[MOVED]] : i32 to i16
+// CHECK-NEXT:    %[[PARTNER:.*]] = arith.bitcast %[[BACK]] : i16 to bf16
+// CHECK-NEXT:    arith.maximumf %{{.*}}, %[[PARTNER]] : bf16
+// CHECK-COUNT-4: gpu.shuffle  xor %{{.*}} : i32
+// CHECK-NOT:     gpu.shuffle
+func.func @bf16_across_lanes(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 32 : i32} {
+  %i = tile.arange 0 to 64 : tensor<64xi32, #lanes>
+  %x = tile.load %p[%i] : !tile.ptr<bf16>[tensor<64xi32, #lanes>] -> tensor<64xbf16, #lanes>
+  %m = tile.reduce max %x axis = 0 : tensor<64xbf16, #lanes> -> bf16
+  "test.use"(%m) : (bf16) -> ()
+  return
+}

@@ -74,6 +74,11 @@ struct QuantSpec {
   /// each program 1024 columns and each thread 16 bytes instead of 2048 and 32, so a short
   /// launch spreads over more multiprocessors with half the work per thread.
   bool fewRows = false;
+  /// MXFP4 codes of bf16 input computed in bf16 pair arithmetic (two elements an instruction;
+  /// exact, since the scaled input is itself a bf16 value): NVIDIA targets, which have it.
+  bool bf16Pairs = false;
+  /// Sets what depends on the target: the warp size and `bf16Pairs` (after `quant` and `input`).
+  void setTarget(std::string_view target);
   std::string name() const;
   std::string key() const;
   /// Columns of a row each program quantizes (a grid [rows, chunks]); 0: programs take
