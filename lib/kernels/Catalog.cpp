@@ -117,8 +117,7 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
   auto takeNormFlags = [&](NormSpec &norm) {
     norm.vectorAligned = takeFlag("a16");
     norm.manyRows = takeFlag("rows=many");
-    norm.warpSize = OpRuntime::warpSizeOf(target);
-    norm.sequentialReductions = target == "host";
+    norm.setTarget(target);
     return flags.empty();
   };
   std::unique_ptr<Module> module;

@@ -27,11 +27,17 @@ std::string NormSpec::name() const {
          (quant ? "_dynamicquant" : "");
 }
 
+void NormSpec::setTarget(std::string_view target) {
+  warpSize = OpRuntime::warpSizeOf(target);
+  sequentialReductions = target == "host";
+  bf16Pairs = quant && quant->scheme == QuantScheme::Mx && dtype == DType::bf16 && target.starts_with("sm_");
+}
+
 std::string NormSpec::key() const {
   return name() + "/" + dtypeName(dtype) + "/n" + std::to_string(hidden) + (gemma ? "/gemma" : "") +
          (modelSensitive ? "/t5" : "") + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") +
          (within2GiB ? "" : "/far") + (sequentialReductions ? "/seq" : "") + (quant ? "/" + quant->key() : "") +
-         (xBias ? "/x_bias" : "") + (manyRows ? "/rows=many" : "");
+         (xBias ? "/x_bias" : "") + (manyRows ? "/rows=many" : "") + (bf16Pairs ? "/bf16x2" : "");
 }
 
 std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::string *error) {
@@ -125,7 +131,7 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
         w = w + 1.0;
       // One rounding for the weight and bias: more accurate, and an instruction less.
       y = a.bias ? fma(y, w, a.bias->to(DType::f32)) : y * w;
-      return y.to(dt).to(DType::f32);
+      return y.to(dt).to(spec.bf16Pairs ? dt : DType::f32);
     };
     // Writes the normalized chunk at c0: in the dtype, or quantized (per token with the
     // row's `tokenScale`).
@@ -246,8 +252,7 @@ bool launchNorm(OpRuntime &rt, NormSpec spec, const TensorRef &out, const Tensor
   for (const TensorRef *t : {residualIn, residualOut, bias, xBias})
     if (t)
       tensors.push_back(t);
-  spec.warpSize = rt.warpSize();
-  spec.sequentialReductions = rt.target() == "host";
+  spec.setTarget(rt.target());
   spec.manyRows = m >= kManyNormRows;
   // Scales are written element by element: their alignment does not matter.
   spec.vectorAligned = vectorAligned(tensors);

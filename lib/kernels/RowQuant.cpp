@@ -229,6 +229,7 @@ void RowQuantizer::storeChunk(Value row, Value c0, Value columns, Value x, std::
   const int64_t block = x.shape()[0];
   if (quant_.scheme == QuantScheme::Mx)
     return storeMx(row, c0, x, block);
+  x = x.to(DType::f32);
   if (quant_.scheme == QuantScheme::PerGroup)
     return storeGroups(row, c0, columns, x, block);
   store(out_, {row, c0 + columns}, quantized(x, *scale));

@@ -35,7 +35,9 @@ public:
   /// per-tensor amax partials give (dynamic; program 0 stores it).
   dsl::Value tensorScale();
   /// Quantizes and stores chunk [c0, c0 + block) of `row`: per token and per tensor with
-  /// `scale`, per group and MXFP4 with the chunk's group scales (which it stores too).
+  /// `scale`, per group and MXFP4 with the chunk's group scales (which it stores too). `x` is
+  /// f32, or bf16 values where the target has bf16 pair arithmetic (MXFP4 computes with them,
+  /// the other schemes widen them).
   void storeChunk(dsl::Value row, dsl::Value c0, dsl::Value columns, dsl::Value x,
                   std::optional<dsl::Value> scale = std::nullopt);
 

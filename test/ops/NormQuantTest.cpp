@@ -135,6 +135,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{DType::bf16, DType::f4E2M1FN, 7, 4096, 32, true, false, false},
                       Case{DType::bf16, DType::f4E2M1FN, 33, 96, 32, false, false, true},
                       Case{DType::f16, DType::f4E2M1FN, 2, 17000, 32, false, true, true},
+                      Case{DType::bf16, DType::f4E2M1FN, 2, 17000, 32, true, false, false}, // chunked bf16 pairs
                       // kManyNormRows rows or more: 64 bytes per thread.
                       Case{DType::f32, DType::f8E4M3FN, kManyNormRows, 300, 0, false, false, false}),
     [](const auto &info) {

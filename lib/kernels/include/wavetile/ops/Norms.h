@@ -77,6 +77,13 @@ struct NormSpec {
   /// instead of 32, fewer instructions per element where the issue rate, not the latency
   /// of one row, bounds the kernel.
   bool manyRows = false;
+  /// An MXFP4-quantizing norm of bf16 keeps its (rounded) output in bf16 for the codes, two
+  /// elements an instruction: NVIDIA targets, which have bf16 pair arithmetic. (Per-token
+  /// fp8/int8 gains nothing: its quotient is taken in f32.)
+  bool bf16Pairs = false;
+  /// Sets what depends on the target: warp size, reductions, `bf16Pairs` (after `quant`,
+  /// whose scheme the output's dtype has decided).
+  void setTarget(std::string_view target);
   /// The op and kernel name ("rmsnorm2d_fwd_with_add", ...).
   std::string name() const;
   std::string key() const;
