@@ -360,15 +360,19 @@ static bool isNarrowFloat(DType dtype) { return isFloat(dtype) && bitWidth(dtype
 // Value
 //===----------------------------------------------------------------------===//
 
-bool Value::isTile() const { return mlir::isa<mlir::RankedTensorType>(unwrap(*this).getType()); }
+// A value an earlier error left invalid answers as an empty scalar: the error is reported
+// once, by ModuleBuilder::finish, instead of a crash in the code that inspects it.
+bool Value::isTile() const { return valid() && mlir::isa<mlir::RankedTensorType>(unwrap(*this).getType()); }
 
 Shape Value::shape() const {
+  if (!valid())
+    return {};
   if (auto t = mlir::dyn_cast<mlir::RankedTensorType>(unwrap(*this).getType()))
     return Shape(t.getShape());
   return {};
 }
 
-DType Value::dtype() const { return dtypeOf(unwrap(*this).getType()).value_or(DType::i1); }
+DType Value::dtype() const { return valid() ? dtypeOf(unwrap(*this).getType()).value_or(DType::i1) : DType::i1; }
 
 Value Value::to(DType target, bool saturate, SourceLoc loc) const {
   if (!valid())

@@ -124,7 +124,9 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
     // One program per row, or (schemes without a row-wide amax) per chunk of a row.
     const int64_t block = spec.columnsPerProgram() ? spec.columnsPerProgram() : std::max(chunk, spec.quant.group);
     KernelOptions options;
-    options.numWarps = rowWarps(block, spec.input, spec.warpSize, spec.fewRows ? 16 : 32);
+    // MXFP4 groups in bf16 pairs: a thread holds a whole group of 32 (64 bytes) where the rows
+    // are many; few rows keep 16 bytes a thread (four lanes a group) for the shorter latency.
+    options.numWarps = rowWarps(block, spec.input, spec.warpSize, spec.fewRows ? 16 : spec.bf16Pairs ? 64 : 32);
     auto k = mb.kernel(spec.name(), options);
     k.param("BLOCK", block);
     RowQuantizer quantizer(k, spec.quant, n, reach, spec.vectorAligned);
@@ -146,7 +148,9 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
     std::optional<Value> scale;
     if (spec.columnsPerProgram()) {
       Value c0 = programId(1) * int32_t(block);
-      Value x = read(c0 + columns);
+      // bf16 pairs are read as [groups, 32]: each thread's group stays whole through the amax.
+      Value x = read(c0 + (spec.bf16Pairs ? arange(0, int32_t(block / 32)).expand(1) * 32 + arange(0, 32).expand(0)
+                                          : columns));
       if (tensorScale)
         scale = quantizer.tensorScale();
       quantizer.storeChunk(row, c0, columns, x, scale);

@@ -123,9 +123,15 @@ Value e2m1CodesOfF32(Value y) {
 
 /// Bytes of codes [n] (integers): element 2i in the low nibble of byte i.
 Value nibblePairs(Value code) {
-  const int64_t n = code.shape()[0];
-  Value shifts = (arange(0, 2) * 4).to(code.dtype()).expand(0).broadcastTo({n / 2, 2});
-  return (code.reshape({n / 2, 2}) << shifts).sum(1);
+  if (!code.valid()) // an earlier error, which the module reports
+    return code;
+  Shape shape = code.shape(), pairs = shape;
+  pairs.back() /= 2;
+  pairs.push_back(2);
+  Value shifts = (arange(0, 2) * 4).to(code.dtype());
+  for (size_t d = 0; d + 1 < pairs.size(); ++d)
+    shifts = shifts.expand(0);
+  return (code.reshape(pairs) << shifts.broadcastTo(pairs)).sum(int(pairs.size()) - 1);
 }
 
 /// MXFP4 codes (i16) of bf16 y in bf16 pair arithmetic and 16-bit lane operations, two
@@ -226,7 +232,9 @@ Value RowQuantizer::quantized(Value x, Value scale) const {
 }
 
 void RowQuantizer::storeChunk(Value row, Value c0, Value columns, Value x, std::optional<Value> scale) {
-  const int64_t block = x.shape()[0];
+  int64_t block = 1;
+  for (int64_t d : x.shape())
+    block *= d;
   if (quant_.scheme == QuantScheme::Mx)
     return storeMx(row, c0, x, block);
   x = x.to(DType::f32);
@@ -247,15 +255,21 @@ void RowQuantizer::storeGroups(Value row, Value c0, Value columns, Value x, int6
 
 void RowQuantizer::storeMx(Value row, Value c0, Value x, int64_t block) {
   const int64_t groups = block / kMxGroup;
+  // x is [block] or already [groups, 32].
+  const bool grouped = x.shape().size() == 2;
+  Value inGroups = grouped ? x : x.reshape({groups, kMxGroup});
   // bf16's amax is exact in bf16, and widening it is too.
-  Value exponent = e8m0ScaleOf(abs(x).reshape({groups, kMxGroup}).max(1).to(DType::f32), quant_.round);
+  Value exponent = e8m0ScaleOf(abs(inGroups).max(1).to(DType::f32), quant_.round);
   // x is divided by 2^(exponent - 127) by multiplying with its inverse, exact (a power of two
   // from 2^126 down to 2^-126: no rounding mode gives byte 254 for a finite amax; bf16 has
   // f32's exponent range); byte 0 (and NaN's 255) multiply by 0.
   Value inverse = where((exponent == 0) | (exponent == 255), 0.0, ((254 - exponent) << 23).bitcast(DType::f32));
-  Value y = x * inverse.to(x.dtype()).expand(1).broadcastTo({groups, kMxGroup}).reshape({block});
+  Value perElement = inverse.to(x.dtype()).expand(1).broadcastTo({groups, kMxGroup});
+  Value y = x * (grouped ? perElement : perElement.reshape({block}));
   Value bytes = x.dtype() == DType::bf16 ? nibblePairs(e2m1CodesOfBf16(y)) : nibblePairs(e2m1CodesOfF32(y));
-  store(out_, {row, c0 / 2 + arange(0, int32_t(block / 2))}, bytes.to(DType::i8));
+  Value offsets = grouped ? arange(0, int32_t(groups)).expand(1) * int32_t(kMxGroup / 2) + arange(0, int32_t(kMxGroup / 2)).expand(0)
+                          : arange(0, int32_t(block / 2));
+  store(out_, {row, c0 / 2 + offsets}, bytes.to(DType::i8));
 
   Value g = c0 / kMxGroup + arange(0, int32_t(groups));
   Value byte = exponent.to(DType::i8);

@@ -144,6 +144,21 @@ TEST(DslDiagnostics, EveryErrorOfOneKernelIsReported) {
   EXPECT_NE(errors.find("program axis must be 0, 1 or 2"), std::string::npos) << errors;
 }
 
+TEST(DslDiagnostics, AValueAnErrorLeftInvalidCanStillBeInspected) {
+  // Kernel code that looks at a failed value's shape or dtype (to size what follows) gets an
+  // empty scalar, and the error is reported, not a crash.
+  std::string errors = diagnosticsOf([&](KernelBuilder &) {
+    Value bad = arange(0, 4) + arange(0, 5);
+    EXPECT_FALSE(bad.valid());
+    EXPECT_TRUE(bad.shape().empty());
+    EXPECT_FALSE(bad.isTile());
+    EXPECT_EQ(bad.dtype(), DType::i1);
+    Value next = bad.reshape({2, 2}) * 2;
+    EXPECT_FALSE(next.valid());
+  });
+  EXPECT_NE(errors.find("do not broadcast"), std::string::npos) << errors;
+}
+
 TEST(DslDiagnostics, ValidKernelHasNoDiagnostics) {
   std::string errors = diagnosticsOf([&](KernelBuilder &k) {
     Pointer x = k.pointer("x", DType::f32);

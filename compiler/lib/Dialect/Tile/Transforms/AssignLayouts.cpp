@@ -439,6 +439,11 @@ private:
       return;
     bool regrouped = false;
     int64_t run = loadedRun(source, type.getShape().back(), &regrouped);
+    // Rows of at most four loaded 16-byte vectors stay whole in a thread (where there are
+    // rows enough for every lane): no lane exchanges, and what is computed once per row (an
+    // MXFP4 group's scale) is computed by one lane instead of each lane holding a part.
+    if (type.getShape().back() <= 4 * run)
+      run = type.getShape().back();
     BlockedLayoutAttr layout = rowReductionLayout(context, type.getShape(), run, warpSize, numWarps);
     if (!layout)
       return;

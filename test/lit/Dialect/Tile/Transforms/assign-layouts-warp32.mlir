@@ -215,3 +215,49 @@ func.func @pairs(%x: !tile.ptr<bf16>, %cos: !tile.ptr<f32>, %out: !tile.ptr<f32>
   tile.store %yo, %out[%at] : tensor<16x64xf32>, !tile.ptr<f32>[tensor<16x64xi32>]
   return
 }
+
+// -----
+
+// Rows of at most four 16-byte vectors stay whole in a thread when every lane can have one
+// (MXFP4 groups of 32 bf16 in 64 threads): the reduction needs no lane exchanges.
+// CHECK-DAG:   #[[WHOLE:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 32], threadsPerWarp = [32, 1], warpsPerBlock = [2, 1], order = [1, 0]>
+// CHECK-LABEL: func.func @whole_groups
+// CHECK:         tile.load {{.*}} -> tensor<64x32xbf16, #[[WHOLE]]>
+// CHECK:         tile.reduce max {{.*}} : tensor<64x32xbf16, #[[WHOLE]]>
+func.func @whole_groups(%x: !tile.ptr<bf16>, %out: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps = 2 : i32} {
+  %g = tile.arange 0 to 64 : tensor<64xi32>
+  %g2 = tile.expand_dims %g axis = 1 : tensor<64xi32> -> tensor<64x1xi32>
+  %c32 = arith.constant dense<32> : tensor<64x1xi32>
+  %base = arith.muli %g2, %c32 : tensor<64x1xi32>
+  %baseb = tile.broadcast %base : tensor<64x1xi32> -> tensor<64x32xi32>
+  %j = tile.arange 0 to 32 : tensor<32xi32>
+  %j2 = tile.expand_dims %j axis = 0 : tensor<32xi32> -> tensor<1x32xi32>
+  %jb = tile.broadcast %j2 : tensor<1x32xi32> -> tensor<64x32xi32>
+  %at = arith.addi %baseb, %jb : tensor<64x32xi32>
+  %v = tile.load %x[%at] : !tile.ptr<bf16>[tensor<64x32xi32>] -> tensor<64x32xbf16>
+  %m = tile.reduce max %v axis = 1 : tensor<64x32xbf16> -> tensor<64xbf16>
+  tile.store %m, %out[%g] : tensor<64xbf16>, !tile.ptr<bf16>[tensor<64xi32>]
+  return
+}
+
+// -----
+
+// Longer rows (64 bf16, eight vectors) keep runs of one vector a lane.
+// CHECK-DAG:   #[[RUNS:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerBlock = [2, 1], order = [1, 0]>
+// CHECK-LABEL: func.func @long_rows
+// CHECK:         tile.reduce max {{.*}} : tensor<64x64xbf16, #[[RUNS]]>
+func.func @long_rows(%x: !tile.ptr<bf16>, %out: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps = 2 : i32} {
+  %g = tile.arange 0 to 64 : tensor<64xi32>
+  %g2 = tile.expand_dims %g axis = 1 : tensor<64xi32> -> tensor<64x1xi32>
+  %c64 = arith.constant dense<64> : tensor<64x1xi32>
+  %base = arith.muli %g2, %c64 : tensor<64x1xi32>
+  %baseb = tile.broadcast %base : tensor<64x1xi32> -> tensor<64x64xi32>
+  %j = tile.arange 0 to 64 : tensor<64xi32>
+  %j2 = tile.expand_dims %j axis = 0 : tensor<64xi32> -> tensor<1x64xi32>
+  %jb = tile.broadcast %j2 : tensor<1x64xi32> -> tensor<64x64xi32>
+  %at = arith.addi %baseb, %jb : tensor<64x64xi32>
+  %v = tile.load %x[%at] : !tile.ptr<bf16>[tensor<64x64xi32>] -> tensor<64x64xbf16>
+  %m = tile.reduce max %v axis = 1 : tensor<64x64xbf16> -> tensor<64xbf16>
+  tile.store %m, %out[%g] : tensor<64xbf16>, !tile.ptr<bf16>[tensor<64xi32>]
+  return
+}
