@@ -132,7 +132,7 @@ def bench_op(op, dims, make, impls, wavetile_call, reference, moved_bytes, copy_
     names = list(impls)
     report(f"| M | {dims} | copy µs | wavetile µs | TB/s | % copy | " + " | ".join(f"{n} µs" for n in names[1:]) +
            " | " + " | ".join(f"vs {n}" for n in names[1:]) +
-           (" | bytes differing |" if exact is True else " | codes differing |" if exact else " | max err (ulp) |"))
+           (" | bytes differing |" if exact in (True, "few") else " | codes differing |" if exact else " | max err (ulp) |"))
     report("|" + "---|" * (7 + 2 * (len(names) - 1)))
     g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
     for n in NS:
@@ -150,6 +150,10 @@ def bench_op(op, dims, make, impls, wavetile_call, reference, moved_bytes, copy_
                 # A row whose largest element moved by a bf16 ulp moves its scale by as much.
                 ok = (err <= 1e-3 * q.numel() and (codes - ref_codes).abs().max().item() <= 1
                       and ((s - rs).abs() <= 2 ** -7 * rs.abs()).all().item())
+            elif exact == "few":  # bytes equal but for a few (last-bit differences of the input)
+                pairs = list(zip(got, ref))
+                err = sum((a.view(torch.uint8) != b.view(torch.uint8)).sum().item() for a, b in pairs)
+                ok = err <= 1e-3 * sum(a.numel() for a, _ in pairs)
             elif exact:  # every output equal to the reference's, byte for byte
                 pairs = list(zip(got, ref))
                 err = sum((a.view(torch.uint8) != b.view(torch.uint8)).sum().item() for a, b in pairs)
@@ -548,6 +552,42 @@ def bench_rmsnorm_quant():
              moved_bytes=lambda m, n: 3 * m * n, copy_bytes=lambda m, n: 3 * m * n // 2, exact="adjacent")
 
 
+def wavetile_rmsnorm_mxfp4(x, w):
+    m, n = x.shape
+    out = torch.empty(m, n // 2, device=x.device, dtype=torch.uint8)
+    scales = torch.empty(m, n // 32, device=x.device, dtype=torch.uint8)
+    ops.rmsnorm2d_fwd_with_dynamicquant(out, x, scales, w, EPS, group_size=32)
+    return out, scales
+
+
+def torch_rmsnorm_mxfp4(x, w):
+    return torch_mxfp4(torch_rmsnorm(x, w, EPS))
+
+
+compiled_rmsnorm_mxfp4 = torch.compile(torch_rmsnorm_mxfp4, dynamic=False)
+
+
+def triton_rmsnorm_mxfp4(x, w):
+    # Triton's RMSNorm and its MXFP4 kernel above, two launches (no fused Triton kernel here).
+    return triton_mxfp4(triton_rmsnorm(x, w, EPS))
+
+
+def bench_rmsnorm_mxfp4():
+    def make(m, n, g):
+        return (torch.randn(m, n, device="cuda", dtype=torch.bfloat16, generator=g),
+                torch.rand(n, device="cuda", dtype=torch.bfloat16, generator=g) + 0.5)
+
+    def composed(x, w):
+        # rmsnorm2d_fwd then per_1x32_f4_quant (each checked above); the fused kernel's row
+        # sums run in another order, so a few norm outputs differ in the last bf16 bit.
+        return wavetile_mxfp4(ops.rmsnorm2d_fwd(x, w, EPS))
+    impls = {"wavetile": wavetile_rmsnorm_mxfp4, "torch": torch_rmsnorm_mxfp4, "compile": compiled_rmsnorm_mxfp4,
+             "triton": triton_rmsnorm_mxfp4}
+    bench_op("rmsnorm2d_fwd_with_dynamicquant MXFP4 (Triton: two kernels)", "N", make, impls,
+             wavetile_rmsnorm_mxfp4, composed, moved_bytes=lambda m, n: 2 * m * n + m * n // 2 + m * n // 32,
+             copy_bytes=lambda m, n: m * n + m * n // 4, exact="few")
+
+
 ROPE_D, ROPE_F, ROPE_POSITIONS = 128, 64, 8192
 
 
@@ -647,7 +687,7 @@ def main():
     benches = {"accuracy": f32_accuracy, "rmsnorm": bench_rmsnorm, "layernorm": bench_layernorm,
                "silu": bench_silu_and_mul, "quant_exact": per_token_quant_exactness,
                "quant": bench_per_token_quant, "mxfp4": bench_mxfp4, "tensor_quant": bench_per_tensor_quant,
-               "rmsnorm_quant": bench_rmsnorm_quant, "rope": bench_rope}
+               "rmsnorm_quant": bench_rmsnorm_quant, "rmsnorm_mxfp4": bench_rmsnorm_mxfp4, "rope": bench_rope}
     for name in os.environ.get("OPS", ",".join(benches)).split(","):
         benches[name]()
     report(f"numerics: {len([r for r in results if 'ok' in r]) - failures} passed, {failures} failed")
