@@ -174,7 +174,7 @@ std::string GemmSpec::problem() const {
 void wavetile::ops::fitGemmConfig(GemmSpec &spec, std::string_view target) {
   spec.warpSize = OpRuntime::warpSizeOf(target);
   spec.scaledMma = spec.mx && !spec.config.skinny && hasScaledMxMma(target);
-  spec.bf16Pairs = spec.mx && !spec.config.skinny && !spec.scaledMma && target.starts_with("sm_");
+  spec.bf16Pairs = spec.mx && !spec.config.skinny && !spec.scaledMma && OpRuntime::hasBf16PairArithmetic(target);
   spec.intProducts = spec.mx && spec.config.skinny && target.starts_with("sm_");
   if (spec.blockScaled) {
     // A K step is a scale block. Where that is longer than asked, the ring keeps the bytes

@@ -30,7 +30,8 @@ std::string NormSpec::name() const {
 void NormSpec::setTarget(std::string_view target) {
   warpSize = OpRuntime::warpSizeOf(target);
   sequentialReductions = target == "host";
-  bf16Pairs = quant && quant->scheme == QuantScheme::Mx && dtype == DType::bf16 && target.starts_with("sm_");
+  bf16Pairs = quant && quant->scheme == QuantScheme::Mx && dtype == DType::bf16 &&
+              OpRuntime::hasBf16PairArithmetic(target);
 }
 
 std::string NormSpec::key() const {

@@ -133,6 +133,8 @@ std::unique_ptr<OpRuntime> OpRuntime::create(Device &device, std::string *error)
 
 int64_t OpRuntime::warpSizeOf(std::string_view target) { return target.substr(0, 3) == "gfx" ? 64 : 32; }
 
+bool OpRuntime::hasBf16PairArithmetic(std::string_view target) { return target.starts_with("sm_"); }
+
 size_t OpRuntime::loadedModules() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return loaded_.size();

@@ -78,7 +78,8 @@ int64_t QuantSpec::columnsPerProgram() const {
 
 void QuantSpec::setTarget(std::string_view target) {
   warpSize = OpRuntime::warpSizeOf(target);
-  bf16Pairs = quant.scheme == QuantScheme::Mx && input == DType::bf16 && target.starts_with("sm_");
+  bf16Pairs = quant.scheme == QuantScheme::Mx && input == DType::bf16 &&
+              OpRuntime::hasBf16PairArithmetic(target);
 }
 
 std::string QuantSpec::key() const {
@@ -149,8 +150,7 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
     if (spec.columnsPerProgram()) {
       Value c0 = programId(1) * int32_t(block);
       // bf16 pairs are read as [groups, 32]: each thread's group stays whole through the amax.
-      Value x = read(c0 + (spec.bf16Pairs ? arange(0, int32_t(block / 32)).expand(1) * 32 + arange(0, 32).expand(0)
-                                          : columns));
+      Value x = read(c0 + (spec.bf16Pairs ? groupedColumns(block / spec.quant.group, spec.quant.group) : columns));
       if (tensorScale)
         scale = quantizer.tensorScale();
       quantizer.storeChunk(row, c0, columns, x, scale);

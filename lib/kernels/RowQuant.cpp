@@ -73,6 +73,10 @@ Value bf16Pairs(Value words) {
 }
 } // namespace
 
+Value wavetile::ops::groupedColumns(int64_t groups, int64_t width) {
+  return arange(0, int32_t(groups)).expand(1) * int32_t(width) + arange(0, int32_t(width)).expand(0);
+}
+
 Value wavetile::ops::e2m1Codes(Value bytes) {
   return (twoParts(bytes.to(DType::i32) & 0xFF, 4) & 15).reshape(doubledLast(bytes.shape()));
 }
@@ -267,8 +271,7 @@ void RowQuantizer::storeMx(Value row, Value c0, Value x, int64_t block) {
   Value perElement = inverse.to(x.dtype()).expand(1).broadcastTo({groups, kMxGroup});
   Value y = x * (grouped ? perElement : perElement.reshape({block}));
   Value bytes = x.dtype() == DType::bf16 ? nibblePairs(e2m1CodesOfBf16(y)) : nibblePairs(e2m1CodesOfF32(y));
-  Value offsets = grouped ? arange(0, int32_t(groups)).expand(1) * int32_t(kMxGroup / 2) + arange(0, int32_t(kMxGroup / 2)).expand(0)
-                          : arange(0, int32_t(block / 2));
+  Value offsets = grouped ? groupedColumns(groups, kMxGroup / 2) : arange(0, int32_t(block / 2));
   store(out_, {row, c0 / 2 + offsets}, bytes.to(DType::i8));
 
   Value g = c0 / kMxGroup + arange(0, int32_t(groups));

@@ -59,6 +59,9 @@ private:
 
 class ArgumentChecker;
 
+/// Column offsets [groups, width] of consecutive groups of `width` columns: g * width + j.
+dsl::Value groupedColumns(int64_t groups, int64_t width);
+
 /// Checks `out` and `scales` (or `scale`) of `op` quantizing `input` [M, N] as `quant`
 /// says; takes the output dtype from `out` (and MXFP4 from an f4E2M1FN `out`).
 bool checkQuantOutputs(const ArgumentChecker &check, const std::string &op, RowQuant &quant, const TensorRef &out,

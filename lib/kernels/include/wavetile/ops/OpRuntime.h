@@ -76,6 +76,9 @@ public:
   /// kernel generators size their blocks with.
   static int64_t warpSizeOf(std::string_view target);
   int64_t warpSize() const { return warpSizeOf(target()); }
+  /// Whether `target` computes on bf16 pairs, two elements an instruction (NVIDIA sm_90: add,
+  /// mul, fma, min and max of bf16x2); library kernels that can stay in bf16 do there.
+  static bool hasBf16PairArithmetic(std::string_view target);
   /// Launches go to this stream (null: the default stream).
   void *stream = nullptr;
 
