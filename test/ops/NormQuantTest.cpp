@@ -145,6 +145,92 @@ INSTANTIATE_TEST_SUITE_P(
              (c.shuffle ? "_shuffled" : "");
     });
 
+// The kernel for kManyNormRows rows or more, launched over a few (the emulator cannot afford
+// thousands), MXFP4 of bf16 with the fused add. With bf16 pairs it holds a whole scale group a
+// thread, so its row sums run in another order than plain RMSNorm's: a normalized value may
+// round to the other neighbouring bf16, which moves its code by at most one step, or (where
+// it is its group's amax) its group's scale by one. Everything else equals the composed ops.
+TEST(NormQuantOp, ManyRowsMxfp4KernelEqualsTheComposedOps) {
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  OpRuntime &rt = *host.runtime;
+  std::mt19937_64 rng = wavetile::test::freshGenerator();
+  std::normal_distribution<float> value(0.f, 2.f);
+  const int64_t m = 21, n = 4160, stride = n + 8, groups = n / 32; // n: a partly filled block
+  HostBuffer input(DType::bf16, m * stride), residual(DType::bf16, m * stride), weight(DType::bf16, n);
+  for (size_t i = 0; i < input.size(); ++i) {
+    input.set(i, value(rng));
+    residual.set(i, value(rng));
+  }
+  for (int64_t i = 0; i < n; ++i)
+    weight.set(i, value(rng));
+  TensorRef in{input.data(), DType::bf16, {m, n}, {stride, 1}}, res{residual.data(), DType::bf16, {m, n}, {stride, 1}},
+      w = TensorRef::contiguous(weight.data(), DType::bf16, {n});
+
+  NormSpec spec{NormKind::RMS, DType::bf16, n, /*withAdd=*/true};
+  spec.quant = RowQuant{QuantScheme::Mx, DType::f4E2M1FN, 32};
+  spec.setTarget(rt.target());
+  spec.manyRows = true;
+  spec.vectorAligned = true;
+  std::vector<uint8_t> out = poisoned(m * n / 2, 1), scales = poisoned(m * groups, 1);
+  HostBuffer residualOut(DType::bf16, m * stride);
+  residualOut.poison();
+  NamedArgs args;
+  args.tensor("input", in)
+      .tensor("weight", w)
+      .f32("epsilon", 1e-5f)
+      .tensor("out", TensorRef::contiguous(out.data(), DType::i8, {m, n / 2}))
+      .tensor("scales", TensorRef::contiguous(scales.data(), DType::i8, {m, groups}))
+      .tensor("residual_in", res)
+      .tensor("residual_out", {residualOut.data(), DType::bf16, {m, n}, {stride, 1}});
+  ASSERT_TRUE(rt.launch(spec.key(), [&](std::string *e) { return buildNorm(spec, e); }, spec.name(),
+                        {uint32_t(m), 1, 1}, args, &error))
+      << error;
+
+  HostBuffer normalized(DType::bf16, m * n), residualOut2(DType::bf16, m * stride);
+  TensorRef norm = TensorRef::contiguous(normalized.data(), DType::bf16, {m, n});
+  ASSERT_TRUE(rmsnorm2d_fwd_with_add(rt, norm, in, res, {residualOut2.data(), DType::bf16, {m, n}, {stride, 1}}, w,
+                                     1e-5f, false, 0, &error))
+      << error;
+  std::vector<uint8_t> out2 = poisoned(m * n / 2, 1), scales2 = poisoned(m * groups, 1);
+  ASSERT_TRUE(dynamic_per_group_scaled_quant(rt, TensorRef::contiguous(out2.data(), DType::f4E2M1FN, {m, n / 2}),
+                                             norm, TensorRef::contiguous(scales2.data(), DType::f8E8M0FNU, {m, groups}),
+                                             32, &error))
+      << error;
+
+  // Codes as signed steps along e2m1's magnitudes (0, 0.5, 1, ... 6).
+  auto step = [](uint8_t byte, int nibble) {
+    int code = (byte >> (4 * nibble)) & 15;
+    return code & 8 ? -(code & 7) : code;
+  };
+  int64_t movedScales = 0, movedCodes = 0, bad = 0;
+  for (int64_t g = 0; g < m * groups; ++g) {
+    if (scales[g] != scales2[g]) {
+      if (std::abs(int(scales[g]) - int(scales2[g])) > 1 && bad++ < 5)
+        ADD_FAILURE() << "scale " << g << " = " << int(scales[g]) << ", composed " << int(scales2[g]);
+      ++movedScales;
+      continue;
+    }
+    for (int64_t i = g * 16; i < g * 16 + 16; ++i)
+      for (int nibble = 0; nibble < 2; ++nibble) {
+        int distance = std::abs(step(out[i], nibble) - step(out2[i], nibble));
+        movedCodes += distance != 0;
+        if (distance > 1 && bad++ < 5)
+          ADD_FAILURE() << "code " << 2 * i + nibble << " = " << step(out[i], nibble) << ", composed "
+                        << step(out2[i], nibble);
+      }
+  }
+  EXPECT_EQ(bad, 0);
+  // A rounding the other way is rare (about one value in 2^16 has its f32 norm that near a
+  // bf16 midpoint): many moved codes or scales mean a wrong kernel, not a summation order.
+  EXPECT_LE(movedCodes, 16);
+  EXPECT_LE(movedScales, 2);
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t col = 0; col < n; ++col)
+      ASSERT_EQ(residualOut.get(r * stride + col), residualOut2.get(r * stride + col)) << r << ", " << col;
+}
+
 TEST(NormQuantOp, RefusesBadArguments) {
   std::string error;
   wavetile::test::HostOps host;
