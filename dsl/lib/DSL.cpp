@@ -592,6 +592,15 @@ Value wavetile::dsl::operator>=(Operand a, Operand b) { return compare(a, b, ma:
 Value wavetile::dsl::operator==(Operand a, Operand b) { return compare(a, b, ma::CmpFPredicate::OEQ, ma::CmpIPredicate::eq); }
 Value wavetile::dsl::operator!=(Operand a, Operand b) { return compare(a, b, ma::CmpFPredicate::UNE, ma::CmpIPredicate::ne); }
 
+Value wavetile::dsl::sumOfProducts(Operand a, Operand b_, int axis, SourceLoc loc) {
+  Value product = arithmetic<ma::MulFOp, ma::MulIOp>(a, b_, "sumOfProducts");
+  if (!product.valid())
+    return Value();
+  if (auto multiply = unwrap(product).getDefiningOp<ma::MulFOp>())
+    multiply.setFastmath(ma::FastMathFlags::contract);
+  return product.sum(axis, loc);
+}
+
 Value wavetile::dsl::where(Operand condition, Operand ifTrue, Operand ifFalse) {
   std::optional<DType> hint = dtypeHint(ifTrue);
   if (!hint)

@@ -101,8 +101,13 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
     // more instructions grouped. So do few rows, whose sums then keep plain RMSNorm's order.
     const bool wholeGroups = spec.bf16Pairs && spec.manyRows && singlePass;
     Value columns = wholeGroups ? groupedColumns(block / quant->group, quant->group) : arange(0, block);
-    // A chunk's sum over all its axes.
+    // A chunk's sum over all its axes, and its sum of squares (each square fused into the
+    // running sum: one rounding and one instruction fewer an element).
     auto sumAll = [](Value v) { return v.shape().size() == 2 ? v.sum(1).sum(0) : v.sum(0); };
+    auto sumOfSquares = [](Value v) {
+      Value inner = sumOfProducts(v, v, int(v.shape().size()) - 1);
+      return v.shape().size() == 2 ? inner.sum(0) : inner;
+    };
 
     // The row's values in f32; the fused add writes its rounded sum and continues with it.
     // x_bias (LayerNorm) is added first; sums are rounded to the dtype, as the two-op form.
@@ -181,15 +186,15 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
       if ((!spec.manyRows && !capped) || (!layer && !quantizer))
         rowAffine = affineAt(columns);
       if (!layer) {
-        normalize(x, std::nullopt, rsqrt(sumAll(x * x) / double(n) + epsilon));
+        normalize(x, std::nullopt, rsqrt(sumOfSquares(x) / double(n) + epsilon));
       } else {
         std::optional<Value> m0 = sumAll(x) / double(n);
         Value d = deviation(columns, x, m0);
         if (spec.sequentialReductions) {
-          auto [shift, scale] = statistics(sumAll(d), sumAll(d * d));
+          auto [shift, scale] = statistics(sumAll(d), sumOfSquares(d));
           normalize(x, *m0 + shift, scale);
         } else {
-          normalize(x, m0, rsqrt(sumAll(d * d) / double(n) + epsilon));
+          normalize(x, m0, rsqrt(sumOfSquares(d) / double(n) + epsilon));
         }
       }
     } else {

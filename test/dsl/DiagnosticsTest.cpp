@@ -159,6 +159,21 @@ TEST(DslDiagnostics, AValueAnErrorLeftInvalidCanStillBeInspected) {
   EXPECT_NE(errors.find("do not broadcast"), std::string::npos) << errors;
 }
 
+TEST(DslDiagnostics, SumOfProductsReportsAtTheCall) {
+  int products = 0, axis = 0;
+  std::string errors = diagnosticsOf([&](KernelBuilder &k) {
+    Value a = load(k.pointer("x", DType::f32), arange(0, 16)), b = load(k.pointer("y", DType::bf16), arange(0, 16));
+    products = __LINE__ + 1;
+    EXPECT_FALSE(sumOfProducts(a, b, 0).valid());
+    axis = __LINE__ + 1;
+    EXPECT_FALSE(sumOfProducts(a, a, 1).valid());
+  });
+  EXPECT_NE(errors.find(here(products)), std::string::npos) << errors;
+  EXPECT_NE(errors.find("sumOfProducts operands have different dtypes f32 and bf16"), std::string::npos) << errors;
+  EXPECT_NE(errors.find(here(axis)), std::string::npos) << errors;
+  EXPECT_NE(errors.find("axis 1 out of range"), std::string::npos) << errors;
+}
+
 TEST(DslDiagnostics, ValidKernelHasNoDiagnostics) {
   std::string errors = diagnosticsOf([&](KernelBuilder &k) {
     Pointer x = k.pointer("x", DType::f32);

@@ -2042,14 +2042,13 @@ struct ReduceLowering : GpuPattern<ReduceOp> {
       return std::nullopt;
     return std::make_pair(a, b);
   }
-  /// For an f32 sum of products on NVIDIA, the converted factor tiles: a thread's products are
-  /// summed as a chain of fused multiply-adds, in the same order, each rounding once instead
-  /// of twice. (On CDNA the chains pushed gemm_a4w4's skinny tile, already at 105 SGPRs on
-  /// gfx942, into 36 SGPR spills; CDNA cannot be measured here, so it keeps its products.)
+  /// For an f32 sum of products that may be contracted (`contract` on the multiply, as
+  /// dsl::sumOfProducts sets), the converted factor tiles: a thread's products are summed as a
+  /// chain of fused multiply-adds, in the same order, each rounding once instead of twice.
   std::optional<std::pair<Value, Value>> floatProductFactors(ReduceOp op, ConversionPatternRewriter &rw) const {
     auto product = op.getSource().getDefiningOp<arith::MulFOp>();
-    if (ctx.amd || op.getKind() != CombineKind::sum || !product ||
-        !getElementTypeOrSelf(product.getType()).isF32())
+    if (op.getKind() != CombineKind::sum || !product || !getElementTypeOrSelf(product.getType()).isF32() ||
+        !arith::bitEnumContainsAll(product.getFastmath(), arith::FastMathFlags::contract))
       return std::nullopt;
     Value a = rw.getRemappedValue(product.getLhs()), b = rw.getRemappedValue(product.getRhs());
     if (!a || !b || !isa<VectorType>(a.getType()) || !isa<VectorType>(b.getType()))

@@ -240,6 +240,11 @@ Value unpackFp4(Operand x, SourceLoc loc = SourceLoc::current());
 /// is table[b & 15] and high byte table[b >> 4].
 Value lookupNibbles(Operand bytes, const std::array<int8_t, 16> &table, SourceLoc loc = SourceLoc::current());
 
+/// (a * b).sum(axis), where each product may be fused into the running sum (rounded once, as
+/// an FMA; the product carries the `contract` fast-math flag): a GPU thread's part of the sum
+/// is then a chain of FMAs. An opt-in numerics choice, as C's FP_CONTRACT is.
+Value sumOfProducts(Operand a, Operand b, int axis, SourceLoc loc = SourceLoc::current());
+
 using Combiner = std::function<Value(Value, Value)>;
 /// Reduction with a custom associative, commutative combiner of two scalars.
 Value reduce(Operand x, int axis, const Combiner &combine, SourceLoc loc = SourceLoc::current());

@@ -261,18 +261,16 @@ func.func @bf16_widened(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_w
 
 // -----
 
-// An f32 sum of products stays products and adds on CDNA (NVIDIA fuses a thread's products
-// into multiply-adds: tile-to-gpu-float-products.mlir).
+// A contractible f32 sum of products is a chain of FMAs on CDNA too (v_fmac_f32; the NVIDIA
+// cases: tile-to-gpu-float-products.mlir).
 #sq = #tile.blocked<sizePerThread = [4], threadsPerWarp = [64], warpsPerBlock = [1], order = [0]>
 // CHECK-LABEL: gpu.func @sum_of_squares
-// CHECK-NOT:     math.fma
-// CHECK:         arith.mulf %{{.*}}, %{{.*}} : vector<4xf32>
-// CHECK-NOT:     math.fma
-// CHECK-COUNT-3: arith.addf
+// CHECK:         arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : vector<4xf32>
+// CHECK-COUNT-3: math.fma
 func.func @sum_of_squares(%p: !tile.ptr<f32>) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 64 : i32} {
   %i = tile.arange 0 to 256 : tensor<256xi32, #sq>
   %x = tile.load %p[%i] : !tile.ptr<f32>[tensor<256xi32, #sq>] -> tensor<256xf32, #sq>
-  %sq = arith.mulf %x, %x : tensor<256xf32, #sq>
+  %sq = arith.mulf %x, %x fastmath<contract> : tensor<256xf32, #sq>
   %sum = tile.reduce sum %sq axis = 0 : tensor<256xf32, #sq> -> f32
   "test.use"(%sum) : (f32) -> ()
   return
