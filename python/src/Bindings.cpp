@@ -523,6 +523,9 @@ PYBIND11_MODULE(_wavetile, m) {
   m.def("minimum", [](const py::object &a, const py::object &b) { return minimum(operand(a), operand(b)); });
   m.def("minimum_number",
         [](const py::object &a, const py::object &b) { return minimumNumber(operand(a), operand(b)); });
+  m.def("sum_of_products", [](const py::object &a, const py::object &b, int axis) {
+    return sumOfProducts(operand(a), operand(b), axis);
+  });
   m.def("where", [](const py::object &c, const py::object &a, const py::object &b) {
     return where(operand(c), operand(a), operand(b));
   });

@@ -83,6 +83,32 @@ def test_minimum_number_ignores_nan():
     assert "arith.minnumf" in clamp.ir()
 
 
+def test_sum_of_products_on_the_host_and_as_fma_chains_for_gpus():
+    @wt.kernel
+    def row_dots(x: wt.pointer[wt.f32], y: wt.pointer[wt.f32], out: wt.pointer[wt.f32], n: wt.i32):
+        row = wt.program_id(0)
+        offsets = wt.arange(0, 256)
+        mask = offsets < n
+        a = wt.load(x, row * n + offsets, mask)
+        b = wt.load(y, row * n + offsets, mask)
+        wt.store(out, row + wt.arange(0, 1), wt.full([1], wt.sum_of_products(a, b, 0), wt.f32))
+
+    rows, n = 3, 201
+    x = rng().standard_normal((rows, n)).astype(np.float32)
+    y = rng().standard_normal((rows, n)).astype(np.float32)
+    out = np.full(rows + 2, np.nan, np.float32)
+    row_dots[(rows,)](x, y, out, n)
+    want = (x.astype(np.float64) * y).sum(axis=1)
+    np.testing.assert_allclose(out[:rows], want, rtol=0, atol=n * 2.0**-23 * np.abs(x * y).sum(axis=1).max())
+    assert np.isnan(out[rows:]).all()
+    assert "fastmath<contract>" in row_dots.ir()
+    # For GPUs each thread's products become a chain of FMAs (without the opt-in: multiplies
+    # and adds, no fma at all in this kernel).
+    os.environ["WAVETILE_CACHE"] = "0"
+    ptx = bytes(wt._wavetile.Jit("sm_90").compile(row_dots.module(within_2gib=(True, True, True)))[0]).decode()
+    assert "fma.rn.f32" in ptx
+
+
 def test_approximate_exp_on_the_host_and_in_the_ir():
     @wt.kernel
     def exponential(x: wt.pointer[wt.f32], out: wt.pointer[wt.f32], n: wt.i32):

@@ -74,6 +74,8 @@ maximum = _C.maximum
 minimum = _C.minimum
 minimum_number = _C.minimum_number
 where = _C.where
+# (a * b).sum(axis) with each product fused into the running sum (FMA chains on GPUs; opt-in).
+sum_of_products = _C.sum_of_products
 exp, exp2, log, sqrt, rsqrt = _C.exp, _C.exp2, _C.log, _C.sqrt, _C.rsqrt
 # 1/x by the GPU's reciprocal instruction (within 1 ulp, no branch); exact on the host.
 approximate_reciprocal = _C.approximate_reciprocal
