@@ -97,11 +97,11 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
     Value row = programId(0);
     // MXFP4 in bf16 pairs over many rows reads a row held in registers as [groups, 32], as the
     // quantization op does: each group stays whole in a thread (64 bytes) from its load to its
-    // scale. Chunks of long rows stay 1-D: accumulated over the chunks, their sums took 30%
-    // more instructions grouped. So do few rows, whose sums then keep plain RMSNorm's order.
+    // scale. Chunks of long rows stay 1-D (accumulated over the chunks, their sums took 30%
+    // more instructions grouped), and so do few rows, whose sums keep plain RMSNorm's order.
     const bool wholeGroups = spec.bf16Pairs && spec.manyRows && singlePass;
     Value columns = wholeGroups ? groupedColumns(block / quant->group, quant->group) : arange(0, block);
-    // A chunk's sum over all its axes, and its sum of squares (each square fused into the
+    // A row's sum over all its axes, and its sum of squares (each square fused into the
     // running sum: one rounding and one instruction fewer an element).
     auto sumAll = [](Value v) { return v.shape().size() == 2 ? v.sum(1).sum(0) : v.sum(0); };
     auto sumOfSquares = [](Value v) {
@@ -201,15 +201,16 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
       // Long rows: for LayerNorm the first mean, then the sums, then the output.
       std::optional<Value> m0;
       if (layer)
-        m0 = sumAll(forRange(0, n, block, {zeros(columns.shape(), DType::f32)},
-                             [&](Value c0, const std::vector<Value> &acc) {
-                               return std::vector<Value>{acc[0] + readRow(c0 + columns, true)};
-                             })[0]) /
+        m0 = forRange(0, n, block, {zeros({block}, DType::f32)},
+                      [&](Value c0, const std::vector<Value> &acc) {
+                        return std::vector<Value>{acc[0] + readRow(c0 + columns, true)};
+                      })[0]
+                 .sum(0) /
              double(n);
       // RMSNorm sums x^2; LayerNorm sums d^2 and d.
-      std::vector<Value> init{zeros(columns.shape(), DType::f32)};
+      std::vector<Value> init{zeros({block}, DType::f32)};
       if (layer)
-        init.push_back(zeros(columns.shape(), DType::f32));
+        init.push_back(zeros({block}, DType::f32));
       auto sums = forRange(0, n, block, init, [&](Value c0, const std::vector<Value> &acc) {
         Value c = c0 + columns;
         Value x = readRow(c, !layer);
@@ -221,11 +222,11 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
       std::optional<Value> mean;
       Value scale;
       if (layer) {
-        auto [shift, s] = statistics(sumAll(sums[1]), sumAll(sums[0]));
+        auto [shift, s] = statistics(sums[1].sum(0), sums[0].sum(0));
         mean = *m0 + shift;
         scale = s;
       } else {
-        scale = rsqrt(sumAll(sums[0]) / double(n) + epsilon);
+        scale = rsqrt(sums[0].sum(0) / double(n) + epsilon);
       }
       // Per-token quantization walks the output once more for its amax.
       std::optional<Value> tokenScale;
