@@ -35,22 +35,35 @@ std::vector<uint8_t> poisoned(int64_t elements, int64_t elementBytes) {
   return std::vector<uint8_t>(size_t(elements * elementBytes), 0xa5);
 }
 
+/// A norm's operands: rows of input and residual [m, n] with row stride `stride`, and the
+/// weight [n], fresh random values of `dtype`.
+struct NormOperands {
+  HostBuffer input, residual, weight;
+  TensorRef in, res, w;
+  NormOperands(DType dtype, int64_t m, int64_t n, int64_t stride)
+      : input(dtype, m * stride), residual(dtype, m * stride), weight(dtype, n),
+        in{input.data(), dtype, {m, n}, {stride, 1}}, res{residual.data(), dtype, {m, n}, {stride, 1}},
+        w(TensorRef::contiguous(weight.data(), dtype, {n})) {
+    std::mt19937_64 rng = wavetile::test::freshGenerator();
+    std::normal_distribution<float> value(0.f, 2.f);
+    for (size_t i = 0; i < input.size(); ++i) {
+      input.set(i, value(rng));
+      residual.set(i, value(rng));
+    }
+    for (int64_t i = 0; i < n; ++i)
+      weight.set(i, value(rng));
+  }
+};
+
 TEST_P(NormQuantTest, EqualsNormThenQuantization) {
   Case c = GetParam();
   std::string error;
   wavetile::test::HostOps host;
   ASSERT_TRUE(host.runtime);
   OpRuntime &rt = *host.runtime;
-  std::mt19937_64 rng = wavetile::test::freshGenerator();
-  std::normal_distribution<float> value(0.f, 2.f);
   const int64_t m = c.m, n = c.n, stride = n + 5;
-  HostBuffer input(c.in, m * stride), residual(c.in, m * stride), weight(c.in, n);
-  for (size_t i = 0; i < input.size(); ++i) {
-    input.set(i, value(rng));
-    residual.set(i, value(rng));
-  }
-  for (int64_t i = 0; i < n; ++i)
-    weight.set(i, value(rng));
+  NormOperands operands(c.in, m, n, stride);
+  const TensorRef &in = operands.in, &res = operands.res, &w = operands.w;
   const bool mx = c.out == DType::f4E2M1FN;
   const int64_t outColumns = mx ? n / 2 : n, groups = mx ? (n + 31) / 32 : c.group ? n / c.group : 1;
   const int64_t scaleRows = c.shuffle ? shuffledScaleRows(m) : m;
@@ -62,8 +75,6 @@ TEST_P(NormQuantTest, EqualsNormThenQuantization) {
     return c.group ? TensorRef::contiguous(bytes.data(), scaleType, {scaleRows, scaleColumns})
                    : TensorRef::contiguous(bytes.data(), scaleType, {m});
   };
-  TensorRef in{input.data(), c.in, {m, n}, {stride, 1}}, res{residual.data(), c.in, {m, n}, {stride, 1}},
-      w = TensorRef::contiguous(weight.data(), c.in, {n});
 
   // Fused.
   std::vector<uint8_t> out = poisoned(m * outColumns, 1), scales = poisoned(scaleRows * scaleColumns, scaleBytes);
@@ -155,18 +166,9 @@ TEST(NormQuantOp, ManyRowsMxfp4KernelEqualsTheComposedOps) {
   wavetile::test::HostOps host;
   ASSERT_TRUE(host.runtime);
   OpRuntime &rt = *host.runtime;
-  std::mt19937_64 rng = wavetile::test::freshGenerator();
-  std::normal_distribution<float> value(0.f, 2.f);
   const int64_t m = 21, n = 4160, stride = n + 8, groups = n / 32; // n: a partly filled block
-  HostBuffer input(DType::bf16, m * stride), residual(DType::bf16, m * stride), weight(DType::bf16, n);
-  for (size_t i = 0; i < input.size(); ++i) {
-    input.set(i, value(rng));
-    residual.set(i, value(rng));
-  }
-  for (int64_t i = 0; i < n; ++i)
-    weight.set(i, value(rng));
-  TensorRef in{input.data(), DType::bf16, {m, n}, {stride, 1}}, res{residual.data(), DType::bf16, {m, n}, {stride, 1}},
-      w = TensorRef::contiguous(weight.data(), DType::bf16, {n});
+  NormOperands operands(DType::bf16, m, n, stride);
+  const TensorRef &in = operands.in, &res = operands.res, &w = operands.w;
 
   NormSpec spec{NormKind::RMS, DType::bf16, n, /*withAdd=*/true};
   spec.quant = RowQuant{QuantScheme::Mx, DType::f4E2M1FN, 32};
