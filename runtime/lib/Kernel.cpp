@@ -82,9 +82,13 @@ bool wavetile::checkLaunch(const KernelSignature &kernel, std::array<uint32_t, 3
       return fail(where() + " was compiled for tensors under 2 GiB, got " + std::to_string(args[i].extentBytes) +
                   " bytes");
   }
-  for (uint32_t g : grid)
-    if (g == 0 || g > uint32_t(INT32_MAX))
-      return fail("grid dimensions must be in [1, 2^31), got " + std::to_string(g));
+  // CUDA's limits, which HIP's contain: every backend refuses what a GPU would.
+  if (grid[0] == 0 || grid[0] > uint32_t(INT32_MAX))
+    return fail("grid dimension x must be in [1, 2^31), got " + std::to_string(grid[0]));
+  for (int axis : {1, 2})
+    if (grid[axis] == 0 || grid[axis] > kMaxGridYZ)
+      return fail(std::string("grid dimension ") + "xyz"[axis] + " must be in [1, 65535], got " +
+                  std::to_string(grid[axis]));
   return true;
 }
 

@@ -147,8 +147,12 @@ TEST(Launch, ChecksArgumentsAndGridBeforeRunning) {
   EXPECT_EQ(error, "argument 1 ('c') of 'gemm' was compiled for tensors under 2 GiB, got 2147483648 bytes");
 
   EXPECT_FALSE(checkLaunch(k, {1, 0, 1}, ok.data(), ok.size(), &error));
-  EXPECT_EQ(error, "grid dimensions must be in [1, 2^31), got 0");
+  EXPECT_EQ(error, "grid dimension y must be in [1, 65535], got 0");
   EXPECT_FALSE(checkLaunch(k, {1u << 31, 1, 1}, ok.data(), ok.size(), &error));
+  EXPECT_EQ(error, "grid dimension x must be in [1, 2^31), got 2147483648");
+  EXPECT_TRUE(checkLaunch(k, {(1u << 31) - 1, 65535, 65535}, ok.data(), ok.size(), &error)) << error;
+  EXPECT_FALSE(checkLaunch(k, {1, 1, 65536}, ok.data(), ok.size(), &error));
+  EXPECT_EQ(error, "grid dimension z must be in [1, 65535], got 65536");
 }
 
 TEST(Targets, FromTheDeviceArchitecture) {

@@ -54,9 +54,12 @@ struct KernelArg {
   static KernelArg fromF64(double v);
 };
 
+/// The most programs along a grid's y or z axis, on every backend (CUDA's limit).
+inline constexpr uint32_t kMaxGridYZ = 65535;
+
 /// Checks a launch of `kernel` before anything runs: the argument count and kinds, pointer
-/// element types and extents where the caller gave them, and the grid (each dimension in
-/// [1, 2^31)). On failure writes a message naming the argument and returns false.
+/// element types and extents where the caller gave them, and the grid (x in [1, 2^31), y and z
+/// in [1, kMaxGridYZ]). On failure writes a message naming the argument and returns false.
 bool checkLaunch(const KernelSignature &kernel, std::array<uint32_t, 3> grid, const KernelArg *args,
                  size_t count, std::string *error);
 
