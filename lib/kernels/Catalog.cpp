@@ -33,8 +33,8 @@ const char *wavetile::ops::opCatalogHelp() {
          "gemm_a8w8_blockscale:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ[:xs=kmajor][:bm=..]...[:a16], "
          "gemm_a4w4:OUT:K:n=N[:bias]..., "
          "rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]"
-         "[:nope_first][:pos=i32|i64][:wide][:a16] (D the head size, F the tables' width; wide: 64 bytes "
-         "per thread) (DTYPE f32, f16 or bf16; a16: "
+         "[:nope_first][:pos=i32|i64][:wide][:batch_x][:a16] (D the head size, F the tables' width; wide: 64 "
+         "bytes per thread; batch_x: the grid's x axis over the batch) (DTYPE f32, f16 or bf16; a16: "
          "16-byte aligned pointers and rows)";
 }
 
@@ -244,7 +244,7 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
       return buildDequant(dq, error);
   } else if (parts[0].starts_with("rope_cached")) {
     // rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]
-    // [:nope_first][:pos=i32|i64][:wide][:a16]
+    // [:nope_first][:pos=i32|i64][:wide][:batch_x][:a16]
     RopeSpec rope{*dtype, DType::f32, 1, hidden, hidden};
     rope.positions = parts[0].find("_positions") != std::string_view::npos ? std::optional(DType::i64) : std::nullopt;
     rope.offsets = parts[0].find("_offsets") != std::string_view::npos;
@@ -268,6 +268,8 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
         rope.options.nopeFirst = true;
       else if (flag == "wide")
         rope.wideThreads = true;
+      else if (flag == "batch_x")
+        rope.batchOnX = true;
       else if (flag == "pos=i32" && rope.positions)
         rope.positions = DType::i32;
       else if (flag == "pos=i64" && rope.positions)

@@ -24,6 +24,7 @@ constexpr int64_t kWideChunksPerToken = 2;
 /// per thread: 256 tokens of 128 heads of 128 are 1024 programs of 256 threads at 40
 /// registers, six per H200 multiprocessor, so two waves; at 128 threads all fit at once.
 constexpr int64_t kWideFewTokenPrograms = 1024;
+
 } // namespace
 
 int64_t RopeSpec::headsPerProgram(int64_t count) const {
@@ -48,7 +49,8 @@ std::string RopeSpec::key() const {
          std::to_string(tableDim) + (options.style == RotateStyle::NeoX ? "/neox" : "/gptj") +
          (options.reuseFreqsFrontPart ? "/reuse" : "") + (options.nopeFirst ? "/nope_first" : "") +
          (positions ? std::string("/pos_") + dtypeName(*positions) : "") + "/w" + std::to_string(warpSize) +
-         (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far") + (wideThreads ? "/wide" : "");
+         (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far") + (wideThreads ? "/wide" : "") +
+         (batchOnX ? "/batch_x" : "");
 }
 
 std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::string *error) {
@@ -94,12 +96,15 @@ std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::stri
       if (spec.offsets)
         offsets = k.tensor("offsets", *spec.positions, {Dim::dynamic(), Dim::dynamic()}, false, reach);
     }
-    Value program = programId(0);
-    Value batch = x.size(1);
-    Value s = program / batch, b = program % batch;
-    // The table row: the token's sequence index, or its position (plus offset).
+    // The token (s, b) is the program's place on the grid's first two axes (no division on the
+    // way to the first load): s on x and b on y, or the other way round (RopeSpec::batchOnX).
+    Value s = programId(spec.batchOnX ? 1 : 0), b = programId(spec.batchOnX ? 0 : 1);
+    // The table row: the token's sequence index, or its position (plus offset). The grid is
+    // [S, B] exactly, so these reads need no mask.
     Value row = s;
-    auto scalarAt = [&](const Tensor &t) { return load(t, {s, b + arange(0, 1)}).sum(0).to(DType::i32); };
+    auto scalarAt = [&](const Tensor &t) {
+      return load(t.pointer, offsetsOf(t, {s, b + arange(0, 1)})).sum(0).to(DType::i32);
+    };
     if (positions)
       row = scalarAt(*positions);
     if (offsets)
@@ -107,7 +112,7 @@ std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::stri
     auto cosAt = [&](Value f) { return load(cosT, {row, f}).to(DType::f32); };
     auto sinAt = [&](Value f) { return load(sinT, {row, f}).to(DType::f32); };
 
-    // Programs along axis 1 take every num_programs(1)-th chunk of a token's heads: over few
+    // Programs along axis 2 take every num_programs(2)-th chunk of a token's heads: over few
     // tokens one program per chunk (they run in parallel), over many one for all (chunks of
     // a tensor with fewer of them than the grid are masked off).
     auto rotate = [&](const Tensor &in, const Tensor &out, int64_t heads) {
@@ -163,7 +168,7 @@ std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::stri
       if (spec.chunksPerToken() == 1)
         rotateChunk(constant(0, DType::i32), {});
       else
-        forRange(programId(1) * int32_t(chunk), heads, numPrograms(1) * int32_t(chunk), {}, rotateChunk);
+        forRange(programId(2) * int32_t(chunk), heads, numPrograms(2) * int32_t(chunk), {}, rotateChunk);
     };
     rotate(x, outX, spec.heads);
     if (y)
@@ -257,6 +262,8 @@ bool launchRope(OpRuntime &rt, const std::string &op, const RopeCall &call, cons
   const bool fewTokens = s * batch < kFewTokens;
   spec.wideThreads = fewTokens ? s * batch * spec.chunksPerToken() >= kWideFewTokenPrograms
                                : spec.chunksPerToken() <= kWideChunksPerToken;
+  // Past the grid's y limit the batch goes on x; S * B < 2^31 keeps S below 32768 then.
+  spec.batchOnX = batch > kMaxGridYZ;
   NamedArgs args;
   args.tensor("out", call.outX).tensor("input", x).tensor("cos", cos).tensor("sin", sin);
   if (call.y)
@@ -268,7 +275,9 @@ bool launchRope(OpRuntime &rt, const std::string &op, const RopeCall &call, cons
   std::string launchError;
   if (!rt.launch(
           spec.key(), [&](std::string *e) { return buildRope(spec, e); }, spec.name(),
-          {uint32_t(s * batch), uint32_t(fewTokens ? spec.chunksPerToken() : 1), 1}, args, &launchError))
+          {uint32_t(spec.batchOnX ? batch : s), uint32_t(spec.batchOnX ? s : batch),
+           uint32_t(fewTokens ? spec.chunksPerToken() : 1)},
+          args, &launchError))
     return opError(error, op, launchError);
   return true;
 }

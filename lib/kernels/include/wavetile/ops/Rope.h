@@ -58,6 +58,9 @@ struct RopeSpec {
   /// Each thread holds 64 bytes of a chunk instead of 32: twice the bytes in flight per
   /// multiprocessor where a launch has more programs than the multiprocessors hold at once.
   bool wideThreads = false;
+  /// The grid's x axis runs over the batch and y over the sequence (B beyond the y axis' limit);
+  /// otherwise x over the sequence and y over the batch.
+  bool batchOnX = false;
   int64_t rotaryDim() const { return tableDim * (options.reuseFreqsFrontPart ? 2 : 1); }
   /// A program rotates one token's heads in a chunk of this many (of `heads` heads).
   int64_t headsPerProgram(int64_t heads) const;
