@@ -193,15 +193,29 @@ bool launchQuant(OpRuntime &rt, RowQuant quant, const TensorRef &out, const Tens
   int64_t m = input.shape[0];
   if (m == 0 && spec.quant.scheme != QuantScheme::DynamicPerTensor)
     return true;
-  spec.input = input.dtype;
-  spec.hidden = input.shape[1];
+  // The dynamic per-tensor scale of one row, or of rows stored back to back that one program
+  // holds, is the per-token scale of that row: one launch that reads the input once, instead
+  // of the amax partials and a second read.
+  const int64_t n = input.shape[1];
+  auto packed = [&](const TensorRef &t) { return m == 1 || (t.strides[1] == 1 && t.strides[0] == n); };
+  const bool oneRow = spec.quant.scheme == QuantScheme::DynamicPerTensor && m > 0 && packed(input) && packed(out) &&
+                      (m == 1 || m * n <= kRowElements);
+  const TensorRef rowIn{input.data, input.dtype, {1, m * n}, {m * n, input.strides[1]}};
+  const TensorRef rowOut{out.data, out.dtype, {1, m * n}, {m * n, out.strides[1]}};
+  const TensorRef &in = oneRow ? rowIn : input, &o = oneRow ? rowOut : out;
+  if (oneRow) {
+    spec.quant.scheme = QuantScheme::PerToken;
+    m = 1;
+  }
+  spec.input = in.dtype;
+  spec.hidden = in.shape[1];
   spec.setTarget(rt.target());
-  spec.vectorAligned = vectorAligned({&out, &input});
-  spec.within2GiB = within2GiB({&out, &input, &scales});
+  spec.vectorAligned = vectorAligned({&o, &in});
+  spec.within2GiB = within2GiB({&o, &in, &scales});
   spec.fewRows = spec.columnsPerProgram() && m < kFewQuantRows;
   NamedArgs args;
-  args.tensor("input", input);
-  quantOutputArgs(args, spec.quant, out, scales);
+  args.tensor("input", in);
+  quantOutputArgs(args, spec.quant, o, scales);
   auto build = [&](std::string *e) { return buildQuant(spec, e); };
   std::string launchError;
   if (spec.quant.scheme == QuantScheme::DynamicPerTensor) {
@@ -217,7 +231,7 @@ bool launchQuant(OpRuntime &rt, RowQuant quant, const TensorRef &out, const Tens
   }
   const int64_t perProgram = spec.columnsPerProgram();
   const uint32_t chunks = perProgram ? uint32_t((spec.hidden + perProgram - 1) / perProgram) : 1;
-  if (!rt.launch(spec.key(), build, op, {quantRows(spec.quant, m), chunks, 1}, args, &launchError))
+  if (!rt.launch(spec.key(), build, spec.name(), {quantRows(spec.quant, m), chunks, 1}, args, &launchError))
     return opError(error, op, launchError);
   return true;
 }

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <tuple>
 
 using namespace wavetile;
 using namespace wavetile::ops;
@@ -45,19 +46,20 @@ struct Case {
   QuantScheme mode;
   DType in, out;
   int64_t m, n, group;
+  bool packed = false; // rows back to back (else 3 elements of padding after each)
 };
 
 class QuantTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(QuantTest, MatchesReferenceBitForBit) {
-  auto [mode, inType, outType, m, n, group] = GetParam();
+  auto [mode, inType, outType, m, n, group, packed] = GetParam();
   std::string error;
   wavetile::test::HostOps host;
   ASSERT_TRUE(host.runtime);
   std::unique_ptr<OpRuntime> &runtime = host.runtime;
   std::mt19937_64 rng = wavetile::test::freshGenerator();
   std::normal_distribution<float> value(0.f, 3.f);
-  int64_t stride = n + 3;
+  int64_t stride = packed ? n : n + 3;
   HostBuffer input(inType, m * stride);
   // Row 4 is all zero; zeros of both signs everywhere (e4m3fn codes keep the sign).
   for (int64_t r = 0; r < m; ++r)
@@ -145,7 +147,11 @@ INSTANTIATE_TEST_SUITE_P(
                       // More rows than amax partials: programs reduce several rows each.
                       Case{QuantScheme::DynamicPerTensor, DType::bf16, DType::f8E4M3FN, 1100, 33, 0},
                       Case{QuantScheme::DynamicPerTensor, DType::f16, DType::i8, 3, 20000, 0},
-                      Case{QuantScheme::DynamicPerTensor, DType::f32, DType::f8E4M3FNUZ, 1, 7, 0}),
+                      Case{QuantScheme::DynamicPerTensor, DType::f32, DType::f8E4M3FNUZ, 1, 7, 0},
+                      // One row, or packed rows one program holds: quantized as a single row.
+                      Case{QuantScheme::DynamicPerTensor, DType::bf16, DType::f8E4M3FN, 1, 20000, 0},
+                      Case{QuantScheme::DynamicPerTensor, DType::bf16, DType::f8E4M3FN, 3, 4096, 0, true},
+                      Case{QuantScheme::DynamicPerTensor, DType::f16, DType::i8, 4, 4097, 0, true}),
     [](const auto &info) {
       const Case &c = info.param;
       std::string mode = c.mode == QuantScheme::PerToken   ? "token"
@@ -195,6 +201,37 @@ TEST(QuantOp, DynamicPerTensorScaleOfNoRowsIsOne) {
       << error;
   EXPECT_EQ(scale, 1.f);
   EXPECT_EQ(int(out), 0x7f);
+}
+
+// A per-tensor scale over one row, or over packed rows one program holds, is that row's
+// per-token scale: the op launches the per-token kernel (one launch, one read) and writes
+// the same scale and codes. Packed rows past one program's 16384 elements keep the two kernels.
+TEST(QuantOp, DynamicPerTensorOfOneRowRunsThePerTokenKernel) {
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::mt19937_64 rng = wavetile::test::freshGenerator();
+  std::normal_distribution<float> value(0.f, 2.f);
+  for (auto [m, n, kernels] : {std::tuple{1, 300, 1}, std::tuple{4, 4096, 1}, std::tuple{2, 8200, 2}}) {
+    HostBuffer input(DType::bf16, m * n);
+    for (size_t i = 0; i < input.size(); ++i)
+      input.set(i, value(rng));
+    std::vector<uint8_t> byToken(m * n, 0x7f), byTensor(m * n, 0x7e);
+    float tokenScale = NAN, tensorScale = NAN;
+    const size_t before = host.runtime->loadedModules();
+    ASSERT_TRUE(dynamic_per_token_scaled_quant(*host.runtime,
+                                               TensorRef::contiguous(byToken.data(), DType::f8E4M3FN, {1, m * n}),
+                                               TensorRef::contiguous(input.data(), DType::bf16, {1, m * n}),
+                                               TensorRef::contiguous(&tokenScale, DType::f32, {1, 1}), &error))
+        << error;
+    ASSERT_TRUE(dynamic_per_tensor_quant(*host.runtime, TensorRef::contiguous(byTensor.data(), DType::f8E4M3FN, {m, n}),
+                                         TensorRef::contiguous(input.data(), DType::bf16, {m, n}),
+                                         TensorRef::contiguous(&tensorScale, DType::f32, {1}), &error))
+        << error;
+    EXPECT_EQ(host.runtime->loadedModules() - before, size_t(kernels)) << m << " x " << n;
+    EXPECT_EQ(tensorScale, tokenScale) << m << " x " << n;
+    EXPECT_EQ(byTensor, byToken) << m << " x " << n;
+  }
 }
 
 // dequant of random codes and scales: out = decoded code * scale, rounded once to the
