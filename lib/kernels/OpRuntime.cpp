@@ -2,7 +2,9 @@
 
 #include "wavetile/ops/OpRuntime.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -41,34 +43,62 @@ uint64_t TensorRef::extentElements() const {
 
 uint64_t TensorRef::extentBytes() const { return extentElements() * uint64_t(std::max(1, bitWidth(dtype) / 8)); }
 
+/// The entry of `entries` whose `nameOf` is `name` (the last one given), or null.
+template <typename Entries, typename NameOf>
+auto *named(const Entries &entries, std::string_view name, NameOf nameOf) {
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it)
+    if (nameOf(*it) == name)
+      return &*it;
+  return static_cast<decltype(&*entries.rbegin())>(nullptr);
+}
+
 NamedArgs &NamedArgs::tensor(const std::string &name, const TensorRef &t) {
-  byName_[name] = KernelArg::ptr(t.data, dtypeName(t.dtype), t.extentBytes());
-  for (size_t d = 0; d < t.shape.size(); ++d) {
-    byName_[name + "_size" + std::to_string(d)] = KernelArg::fromI32(int32_t(t.shape[d]));
-    byName_[name + "_stride" + std::to_string(d)] = KernelArg::fromI32(int32_t(t.strides[d]));
-  }
+  tensors_.push_back({name, KernelArg::ptr(t.data, dtypeName(t.dtype), t.extentBytes()), t.shape, t.strides});
   return *this;
 }
 
 NamedArgs &NamedArgs::f32(const std::string &name, float v) {
-  byName_[name] = KernelArg::fromF32(v);
+  scalars_.emplace_back(name, KernelArg::fromF32(v));
   return *this;
 }
 
 NamedArgs &NamedArgs::i32(const std::string &name, int32_t v) {
-  byName_[name] = KernelArg::fromI32(v);
+  scalars_.emplace_back(name, KernelArg::fromI32(v));
   return *this;
 }
 
 bool NamedArgs::inOrderOf(const KernelSignature &kernel, std::vector<KernelArg> *args, std::string *error) const {
   args->clear();
+  auto tensor = [&](std::string_view name) {
+    return named(tensors_, name, [](const NamedTensor &t) { return std::string_view(t.name); });
+  };
+  // A tensor `t` gives the parameters t, t_size<d> and t_stride<d> (KernelBuilder::tensor).
+  auto dimension = [&](std::string_view param) -> std::optional<KernelArg> {
+    for (auto [suffix, sizes] : {std::pair{std::string_view("_size"), true}, {std::string_view("_stride"), false}}) {
+      size_t at = param.rfind(suffix);
+      std::string_view digits = at == std::string_view::npos ? "" : param.substr(at + suffix.size());
+      if (digits.empty() || digits.size() > 2 || !std::all_of(digits.begin(), digits.end(), ::isdigit))
+        continue;
+      size_t d = 0;
+      for (char c : digits)
+        d = d * 10 + size_t(c - '0');
+      if (const NamedTensor *t = tensor(param.substr(0, at)); t && d < t->shape.size())
+        return KernelArg::fromI32(int32_t(sizes ? t->shape[d] : t->strides[d]));
+    }
+    return std::nullopt;
+  };
   for (const KernelParam &param : kernel.params) {
-    auto it = byName_.find(param.name);
-    if (it == byName_.end()) {
+    if (const NamedTensor *t = tensor(param.name)) {
+      args->push_back(t->pointer);
+    } else if (std::optional<KernelArg> value = dimension(param.name)) {
+      args->push_back(*value);
+    } else if (const auto *scalar =
+                   named(scalars_, param.name, [](const auto &s) { return std::string_view(s.first); })) {
+      args->push_back(scalar->second);
+    } else {
       *error = "kernel '" + kernel.name + "' takes '" + param.name + "', which the op did not provide";
       return false;
     }
-    args->push_back(it->second);
   }
   return true;
 }

@@ -1,7 +1,9 @@
 //===- OpsBindings.cpp - the operator library for wavetile.ops ------------===//
 //
-// Tensors arrive from Python as (address, dtype, shape, strides in elements); wavetile/ops.py
-// builds them from torch tensors and numpy arrays and picks the device and stream.
+// Tensors arrive from Python as torch tensors or numpy arrays, read here in place (a Python
+// conversion per tensor cost more than the rest of a call), or as (address, dtype, shape,
+// strides in elements) for byte tensors read as another dtype; wavetile/ops.py picks the
+// device and stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,10 @@
 #include "wavetile/ops/Norms.h"
 #include "wavetile/ops/Quant.h"
 #include "wavetile/ops/Rope.h"
+
+#include <algorithm>
+#include <optional>
+#include <string_view>
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -31,11 +37,132 @@ struct PyOpRuntime {
   std::unique_ptr<OpRuntime> runtime;
 };
 
-using PyTensor = std::tuple<uintptr_t, dsl::DType, std::vector<int64_t>, std::vector<int64_t>>;
+/// An op's tensor argument.
+struct PyTensor {
+  TensorRef ref;
+};
 
-TensorRef tensorOf(const PyTensor &t) {
-  auto [address, dtype, shape, strides] = t;
-  return {reinterpret_cast<void *>(address), dtype, shape, strides};
+TensorRef tensorOf(const PyTensor &t) { return t.ref; }
+
+/// A new reference to a Python call or attribute's result; failures become C++ exceptions.
+py::object checked(PyObject *result) {
+  if (!result)
+    throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(result);
+}
+
+/// Integers of a tuple (torch.Size, stride()) or list.
+std::vector<int64_t> integers(const py::handle &sequence) {
+  py::object fast = checked(PySequence_Fast(sequence.ptr(), "expected a sequence of integers"));
+  const Py_ssize_t size = PySequence_Fast_GET_SIZE(fast.ptr());
+  std::vector<int64_t> values(size);
+  for (Py_ssize_t i = 0; i < size; ++i) {
+    values[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(fast.ptr(), i));
+    if (values[i] == -1 && PyErr_Occurred())
+      throw py::error_already_set();
+  }
+  return values;
+}
+
+/// torch's dtype objects and ours, looked up once torch is loaded.
+const std::vector<std::pair<py::object, dsl::DType>> &torchDTypes(const py::handle &torch) {
+  static const auto *table = [&] {
+    auto *t = new std::vector<std::pair<py::object, dsl::DType>>; // never released, as the interpreter's
+    using dsl::DType;
+    for (auto [name, dtype] : std::initializer_list<std::pair<const char *, DType>>{
+             {"float32", DType::f32},        {"float16", DType::f16},           {"bfloat16", DType::bf16},
+             {"float64", DType::f64},        {"int32", DType::i32},             {"int64", DType::i64},
+             {"int8", DType::i8},            {"int16", DType::i16},             {"uint8", DType::i8},
+             {"bool", DType::i1},            {"float8_e4m3fn", DType::f8E4M3FN}, {"float8_e5m2", DType::f8E5M2},
+             {"float8_e4m3fnuz", DType::f8E4M3FNUZ}, {"float8_e5m2fnuz", DType::f8E5M2FNUZ},
+             {"float4_e2m1fn_x2", DType::f4E2M1FN}, {"float8_e8m0fnu", DType::f8E8M0FNU}})
+      if (py::hasattr(torch, name)) // the newer formats are missing from older torch
+        t->emplace_back(torch.attr(name), dtype);
+    return t;
+  }();
+  return *table;
+}
+
+/// numpy's element types by buffer format (bf16 travels as uint16).
+std::optional<dsl::DType> numpyDType(std::string_view format, Py_ssize_t itemSize) {
+  if (!format.empty() && (format[0] == '@' || format[0] == '=' || format[0] == '<'))
+    format.remove_prefix(1);
+  if (format.size() != 1)
+    return std::nullopt;
+  switch (format[0]) {
+  case 'f':
+    return dsl::DType::f32;
+  case 'e':
+    return dsl::DType::f16;
+  case 'H':
+    return dsl::DType::bf16;
+  case 'b':
+    return dsl::DType::i8;
+  case 'i':
+  case 'l':
+  case 'q':
+    if (itemSize == 4)
+      return dsl::DType::i32;
+    if (itemSize == 8)
+      return dsl::DType::i64;
+    return std::nullopt;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// A torch tensor or numpy array as the op sees it, or the tuple form.
+TensorRef readTensor(const py::handle &h) {
+  if (PyTuple_Check(h.ptr())) {
+    auto [address, dtype, shape, strides] =
+        h.cast<std::tuple<uintptr_t, dsl::DType, std::vector<int64_t>, std::vector<int64_t>>>();
+    return {reinterpret_cast<void *>(address), dtype, shape, strides};
+  }
+  static PyObject *dataPtr = PyUnicode_InternFromString("data_ptr"), *dtypeName = PyUnicode_InternFromString("dtype"),
+                  *shapeName = PyUnicode_InternFromString("shape"), *strideName = PyUnicode_InternFromString("stride");
+  // torch.Tensor, once the caller has imported torch (never released, as the interpreter's).
+  static PyObject *torch = nullptr, *tensorType = nullptr;
+  if (!tensorType && (torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch")) &&
+      !(tensorType = PyObject_GetAttrString(torch, "Tensor")))
+    throw py::error_already_set();
+  if (tensorType && PyObject_IsInstance(h.ptr(), tensorType) == 1) {
+    py::object dtype = checked(PyObject_GetAttr(h.ptr(), dtypeName));
+    TensorRef t;
+    bool known = false;
+    for (const auto &[object, ours] : torchDTypes(torch))
+      if (object.ptr() == dtype.ptr()) {
+        t.dtype = ours;
+        known = true;
+      }
+    if (!known)
+      throw OpError("tensors of " + py::str(dtype).cast<std::string>() + " are not supported");
+    py::object address = checked(PyObject_CallMethodNoArgs(h.ptr(), dataPtr));
+    t.data = PyLong_AsVoidPtr(address.ptr());
+    if (PyErr_Occurred())
+      throw py::error_already_set();
+    t.shape = integers(checked(PyObject_GetAttr(h.ptr(), shapeName)));
+    t.strides = integers(checked(PyObject_CallMethodNoArgs(h.ptr(), strideName)));
+    return t;
+  }
+  if (PyObject_CheckBuffer(h.ptr())) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(h.ptr(), &view, PyBUF_RECORDS_RO) != 0)
+      throw py::error_already_set();
+    std::optional<dsl::DType> dtype = numpyDType(view.format ? view.format : "B", view.itemsize);
+    TensorRef t{view.buf, dtype.value_or(dsl::DType::i8), std::vector<int64_t>(view.shape, view.shape + view.ndim), {}};
+    for (int d = 0; d < view.ndim; ++d)
+      t.strides.push_back(view.strides[d] / view.itemsize);
+    const bool aligned = std::all_of(view.strides, view.strides + view.ndim,
+                                     [&](Py_ssize_t s) { return s % view.itemsize == 0; });
+    PyBuffer_Release(&view);
+    if (!dtype)
+      throw OpError("numpy arrays of " + py::str(h.attr("dtype")).cast<std::string>() +
+                    " are not supported (bf16 travels as uint16)");
+    if (!aligned)
+      throw OpError("array strides must be whole elements");
+    return t;
+  }
+  throw OpError(std::string("expected a torch tensor or a numpy array, got ") + Py_TYPE(h.ptr())->tp_name);
 }
 
 /// Runs one op on `rt`'s stream; failures raise OpError with the op's message.
@@ -76,6 +203,16 @@ bool roundMode(int round, std::string *error) {
 }
 
 } // namespace
+
+namespace pybind11::detail {
+template <> struct type_caster<PyTensor> {
+  PYBIND11_TYPE_CASTER(PyTensor, const_name("Tensor"));
+  bool load(handle source, bool) {
+    value.ref = readTensor(source);
+    return true;
+  }
+};
+} // namespace pybind11::detail
 
 void bindOps(py::module_ &m) {
   py::register_exception<OpError>(m, "OpError", PyExc_RuntimeError);

@@ -122,6 +122,63 @@ def test_errors_name_the_op_and_argument():
         ops.rmsnorm2d_fwd_with_add(x.copy(), x, x, np.zeros((4, 7), np.float32), np.ones(8, np.float32), 1e-5)
 
 
+def test_arguments_read_in_place():
+    """The extension reads each tensor itself: numpy arrays through the buffer protocol (strided
+    views, bf16 as uint16) and torch tensors through dtype, data_ptr, shape and stride(). Torch
+    CPU tensors run on the host; without torch, a stand-in with just those attributes takes the
+    same path."""
+    import sys
+    import types
+    real = sys.modules.get("torch")
+    if real is None:
+        try:
+            import torch as real
+        except ImportError:
+            pass
+    rng = _rng(99)
+    x, _ = _padded(5, 40, "bf16", rng.standard_normal((5, 40)))
+    w, _ = _encode(rng.standard_normal(40), "bf16")
+    expected = ops.rmsnorm2d_fwd(x, w, 1e-6)
+    assert expected.dtype == np.uint16 and not np.array_equal(expected, np.zeros_like(expected))
+    with pytest.raises(ops.OpError, match="expected a torch tensor or a numpy array, got list"):
+        ops.rmsnorm2d_fwd_with_add(np.empty_like(expected), x, x, np.empty_like(expected), [0.0] * 40, 1e-6)
+
+    if real is not None:
+        torch = real
+        as_torch = lambda a: torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)  # noqa: E731
+    else:
+        class Tensor:  # what the extension and wavetile.ops read of a torch tensor
+            def __init__(self, array, dtype):
+                self.array, self.dtype, self.shape = array, dtype, array.shape
+
+            def data_ptr(self):
+                return self.array.__array_interface__["data"][0]
+
+            def stride(self):
+                return tuple(s // self.array.itemsize for s in self.array.strides)
+
+            def get_device(self):
+                return -1
+
+        torch = types.ModuleType("torch")
+        torch.Tensor, torch.bfloat16 = Tensor, object()
+        as_torch = lambda a: Tensor(a, torch.bfloat16)  # noqa: E731
+        sys.modules["torch"] = torch
+    try:
+        out, residual = np.full_like(expected, 0x7FC0), np.full_like(expected, 0x7FC0)
+        zero, _ = _encode(np.zeros((5, 40)), "bf16")
+        ops.rmsnorm2d_fwd_with_add(as_torch(out), as_torch(x), as_torch(zero), as_torch(residual), as_torch(w), 1e-6)
+        np.testing.assert_array_equal(out, expected)
+        np.testing.assert_array_equal(residual, x)
+        if real is None:
+            with pytest.raises(ops.OpError, match="tensors of .* are not supported"):
+                ops.rmsnorm2d_fwd_with_add(as_torch(out), as_torch(x), as_torch(zero), as_torch(residual),
+                                           Tensor(w, object()), 1e-6)
+    finally:
+        if real is None:
+            del sys.modules["torch"]
+
+
 def _gated_reference(name, g, u, limit=7.0, alpha=1.702):
     from math import erf
     g, u = g.astype(np.float64), u.astype(np.float64)

@@ -101,8 +101,15 @@ class _TorchStream:
         return cls.get_device()
 
     @classmethod
+    def of(cls, device):
+        """The raw current stream of `device`."""
+        if cls.get_stream is None:
+            cls.device()
+        return cls.get_stream(device)
+
+    @classmethod
     def current(cls):
-        return cls.get_stream(cls.device())
+        return cls.of(cls.device())
 
 
 class Kernel:

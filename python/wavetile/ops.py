@@ -10,41 +10,26 @@ import sys
 
 from . import _wavetile as _C
 from . import language
-from .jit import _HOST, _TORCH_DTYPES, _TorchStream, _gpu
+from .jit import _HOST, _TorchStream, _gpu
 
 OpError = _C.OpError
 
-_NUMPY_DTYPES = {"float32": language.f32, "float16": language.f16, "uint16": language.bf16, "int8": language.i8,
-                 "int32": language.i32, "int64": language.i64}
 _RUNTIMES = {}
 
 
-_MX_DTYPES = {"torch.float4_e2m1fn_x2": language.float4_e2m1fn, "torch.float8_e8m0fnu": language.float8_e8m0fnu}
-
-
-def _tensor(t, bytes_as=None):
-    """(address, dtype, shape, strides in elements) of a torch tensor or numpy array; byte
-    tensors (uint8) read as `bytes_as` when given (packed fp4, e8m0 scales)."""
-    if bytes_as is not None and str(t.dtype) in ("uint8", "torch.uint8"):
-        address = t.data_ptr() if hasattr(t, "data_ptr") else t.__array_interface__["data"][0]
-        strides = list(t.stride()) if hasattr(t, "data_ptr") else list(t.strides)
-        return (address, bytes_as, list(t.shape), strides)
+def _bytes_as(t, dtype):
+    """A byte tensor (uint8) as (address, `dtype`, shape, strides in elements), which the
+    library reads as `dtype` (packed fp4, e8m0 scales); other tensors as they are."""
+    if str(t.dtype) not in ("uint8", "torch.uint8"):
+        return t
     if hasattr(t, "data_ptr"):
-        dtype = _TORCH_DTYPES.get(str(t.dtype)) or _MX_DTYPES.get(str(t.dtype))
-        if dtype is None:
-            raise OpError(f"tensors of {t.dtype} are not supported")
         return (t.data_ptr(), dtype, list(t.shape), list(t.stride()))
-    if hasattr(t, "__array_interface__"):
-        dtype = _NUMPY_DTYPES.get(str(t.dtype))
-        if dtype is None:
-            raise OpError(f"numpy arrays of {t.dtype} are not supported (bf16 travels as uint16)")
-        return (t.__array_interface__["data"][0], dtype, list(t.shape), [s // t.itemsize for s in t.strides])
-    raise OpError(f"expected a torch tensor or a numpy array, got {type(t).__name__}")
+    return (t.__array_interface__["data"][0], dtype, list(t.shape), list(t.strides))
 
 
 def _runtime(*tensors):
     """The op runtime and stream for the tensors' device (they must share one)."""
-    devices = {t.device.index if getattr(t, "is_cuda", False) else -1 for t in tensors}
+    devices = {t.get_device() if hasattr(t, "get_device") else -1 for t in tensors}  # torch: -1 on the CPU
     if len(devices) != 1:
         raise OpError("every tensor of an op must be on the same device (got "
                       + ", ".join("host" if d < 0 else f"cuda:{d}" for d in sorted(devices)) + ")")
@@ -52,8 +37,7 @@ def _runtime(*tensors):
     if device not in _RUNTIMES:
         target = _HOST.get() if device < 0 else _gpu(device)
         _RUNTIMES[device] = _C.OpRuntime(target.device)
-    stream = 0 if device < 0 else sys.modules["torch"].cuda.current_stream(device).cuda_stream
-    return _RUNTIMES[device], stream
+    return _RUNTIMES[device], 0 if device < 0 else _TorchStream.of(device)
 
 
 def _empty_like(t):
@@ -77,8 +61,7 @@ def rmsnorm2d_fwd(input, weight, epsilon, use_model_sensitive_rmsnorm=0):
     """RMSNorm of each row of `input` [M, N]: x * rsqrt(mean(x^2) + epsilon) * weight."""
     out = _empty_like(input)
     runtime, stream = _runtime(out, input, weight)
-    _C.rmsnorm2d_fwd(runtime, stream, _tensor(out), _tensor(input), _tensor(weight), epsilon,
-                     use_model_sensitive_rmsnorm, False)
+    _C.rmsnorm2d_fwd(runtime, stream, out, input, weight, epsilon, use_model_sensitive_rmsnorm, False)
     return out
 
 
@@ -90,8 +73,7 @@ def rmsnorm2d_fwd_with_add(out, input, residual_in, residual_out, weight, epsilo
     """residual_out = input + residual_in; out = RMSNorm(residual_out) (weight + 1 with
     gemma_norm)."""
     runtime, stream = _runtime(out, input, residual_in, residual_out, weight)
-    _C.rmsnorm2d_fwd_with_add(runtime, stream, _tensor(out), _tensor(input), _tensor(residual_in),
-                              _tensor(residual_out), _tensor(weight), epsilon, bool(gemma_norm),
+    _C.rmsnorm2d_fwd_with_add(runtime, stream, out, input, residual_in, residual_out, weight, epsilon, bool(gemma_norm),
                               use_model_sensitive_rmsnorm)
 
 
@@ -100,8 +82,7 @@ def layernorm2d_fwd(input, weight, bias, epsilon=1e-5, x_bias=None):
     x = input (+ x_bias, rounded to the dtype)."""
     out = _empty_like(input)
     runtime, stream = _runtime(out, input, weight, bias, *([] if x_bias is None else [x_bias]))
-    _C.layernorm2d_fwd(runtime, stream, _tensor(out), _tensor(input), _tensor(weight), _tensor(bias), epsilon,
-                       None if x_bias is None else _tensor(x_bias))
+    _C.layernorm2d_fwd(runtime, stream, out, input, weight, bias, epsilon, x_bias)
     return out
 
 
@@ -112,14 +93,12 @@ def layernorm2d_fwd_with_add(out, input, residual_in, residual_out, weight, bias
     """residual_out = input (+ x_bias) + residual_in, rounded once; out = LayerNorm(residual_out)."""
     runtime, stream = _runtime(out, input, residual_in, residual_out, weight, bias,
                                *([] if x_bias is None else [x_bias]))
-    _C.layernorm2d_fwd_with_add(runtime, stream, _tensor(out), _tensor(input), _tensor(residual_in),
-                                _tensor(residual_out), _tensor(weight), _tensor(bias), epsilon,
-                                None if x_bias is None else _tensor(x_bias))
+    _C.layernorm2d_fwd_with_add(runtime, stream, out, input, residual_in, residual_out, weight, bias, epsilon, x_bias)
 
 
 def _gated(name, out, input, limit=7.0, alpha=1.702):
     runtime, stream = _runtime(out, input)
-    _C.gated_activation(runtime, stream, name, _tensor(out), _tensor(input), limit, alpha)
+    _C.gated_activation(runtime, stream, name, out, input, limit, alpha)
 
 
 def silu_and_mul(out, input):
@@ -146,15 +125,14 @@ def swiglu(out, input, limit=7.0, alpha=1.702):
 def _mx(out, scales):
     """The out and scales tensors of a quantization: MXFP4 when out is packed fp4
     (torch.float4_e2m1fn_x2, or uint8 bytes), its scales e8m0 (float8_e8m0fnu or uint8)."""
-    return _tensor(out, language.float4_e2m1fn), _tensor(scales, language.float8_e8m0fnu)
+    return _bytes_as(out, language.float4_e2m1fn), _bytes_as(scales, language.float8_e8m0fnu)
 
 
 def dynamic_per_token_scaled_quant(out, input, scales):
     """out (fp8 or int8, by its dtype) = quantize(input / scale) with one f32 scale per row:
     scales[m] = amax(row) / max of out's dtype (1 for an all-zero row)."""
     runtime, stream = _runtime(out, input, scales)
-    _C.quant(runtime, stream, "dynamic_per_token_scaled_quant", _tensor(out), _tensor(input), _tensor(scales), 0, 1,
-             False)
+    _C.quant(runtime, stream, "dynamic_per_token_scaled_quant", out, input, scales, 0, 1, False)
 
 
 def dynamic_per_group_scaled_quant(out, input, scales, group_size=128, shuffle_scale=False, round_mode=1):
@@ -165,7 +143,7 @@ def dynamic_per_group_scaled_quant(out, input, scales, group_size=128, shuffle_s
     round_mode is AITER's MxScaleRoundMode (0 RoundDown, 1 RoundUp, 2 Even, 3 Ceil)."""
     runtime, stream = _runtime(out, input, scales)
     q, s = _mx(out, scales)
-    _C.quant(runtime, stream, "dynamic_per_group_scaled_quant", q, _tensor(input), s, group_size, round_mode,
+    _C.quant(runtime, stream, "dynamic_per_group_scaled_quant", q, input, s, group_size, round_mode,
              bool(shuffle_scale))
 
 
@@ -197,13 +175,13 @@ def dynamic_per_tensor_quant(out, input, scale):
     """out = quantize(input / scale) with scale[0] = amax(input) / max of out's dtype
     (1 for an all-zero input), written."""
     runtime, stream = _runtime(out, input, scale)
-    _C.quant(runtime, stream, "dynamic_per_tensor_quant", _tensor(out), _tensor(input), _tensor(scale), 0, 1, False)
+    _C.quant(runtime, stream, "dynamic_per_tensor_quant", out, input, scale, 0, 1, False)
 
 
 def static_per_tensor_quant(out, input, scale):
     """out = quantize(input / scale[0])."""
     runtime, stream = _runtime(out, input, scale)
-    _C.quant(runtime, stream, "static_per_tensor_quant", _tensor(out), _tensor(input), _tensor(scale), 0, 1, False)
+    _C.quant(runtime, stream, "static_per_tensor_quant", out, input, scale, 0, 1, False)
 
 
 def dequant(input, scales, dtype=None, out=None):
@@ -216,11 +194,7 @@ def dequant(input, scales, dtype=None, out=None):
     if out is None:
         out = _empty(input, (m, n), lambda mod: dtype or mod.float32)
     runtime, stream = _runtime(out, input, scales)
-    if packed:
-        q, s = _mx(input, scales)
-    else:
-        q, s = _tensor(input), _tensor(scales)
-    _C.dequant(runtime, stream, _tensor(out), q, s)
+    _C.dequant(runtime, stream, out, *(_mx(input, scales) if packed else (input, scales)))
     return out
 
 
@@ -231,7 +205,7 @@ def rmsnorm2d_fwd_with_dynamicquant(out, input, yscale, weight, epsilon, use_mod
     with packed fp4 `out` and e8m0 `yscale`), as the quantization ops define them."""
     runtime, stream = _runtime(out, input, yscale, weight)
     q, s = _mx(out, yscale)
-    _C.rmsnorm2d_fwd_dynamicquant(runtime, stream, q, _tensor(input), None, None, s, _tensor(weight), epsilon,
+    _C.rmsnorm2d_fwd_dynamicquant(runtime, stream, q, input, None, None, s, weight, epsilon,
                                   use_model_sensitive_rmsnorm, group_size, bool(shuffle_scale), round_mode)
 
 
@@ -241,9 +215,8 @@ def rmsnorm2d_fwd_with_add_dynamicquant(out, input, residual_in, residual_out, y
     """residual_out = input + residual_in, then rmsnorm2d_fwd_with_dynamicquant of it."""
     runtime, stream = _runtime(out, input, residual_in, residual_out, yscale, weight)
     q, s = _mx(out, yscale)
-    _C.rmsnorm2d_fwd_dynamicquant(runtime, stream, q, _tensor(input), _tensor(residual_in), _tensor(residual_out),
-                                  s, _tensor(weight), epsilon, use_model_sensitive_rmsnorm, group_size,
-                                  bool(shuffle_scale), round_mode)
+    _C.rmsnorm2d_fwd_dynamicquant(runtime, stream, q, input, residual_in, residual_out, s, weight, epsilon,
+                                  use_model_sensitive_rmsnorm, group_size, bool(shuffle_scale), round_mode)
 
 
 def fp8_dtype(device=None):
@@ -262,10 +235,8 @@ def _rope(outs, inputs, cos, sin, positions, offsets, rotate_style, reuse_freqs_
     extra = [t for t in (positions, offsets) if t is not None]
     runtime, stream = _runtime(*outs, *inputs, cos, sin, *extra)
     two = len(inputs) == 2
-    _C.rope_cached(runtime, stream, _tensor(outs[0]), _tensor(inputs[0]), _tensor(outs[1]) if two else None,
-                   _tensor(inputs[1]) if two else None, _tensor(cos), _tensor(sin),
-                   None if positions is None else _tensor(positions), None if offsets is None else _tensor(offsets),
-                   int(rotate_style), bool(reuse_freqs_front_part), bool(nope_first))
+    _C.rope_cached(runtime, stream, outs[0], inputs[0], outs[1] if two else None, inputs[1] if two else None, cos, sin,
+                   positions, offsets, int(rotate_style), bool(reuse_freqs_front_part), bool(nope_first))
 
 
 def rope_cached_fwd(input, cos, sin, rotate_style=0, reuse_freqs_front_part=False, nope_first=False):
@@ -317,8 +288,7 @@ def gemm_a16w16(x, w, bias=None, dtype=None, out=None, config=None):
     if out is None:
         out = _empty(x, (m, n), lambda mod: dtype or x.dtype)
     runtime, stream = _runtime(out, x, w, *([] if bias is None else [bias]))
-    _C.gemm_a16w16(runtime, stream, _tensor(out), _tensor(x), _tensor(w), None if bias is None else _tensor(bias),
-                   None if config is None else list(config))
+    _C.gemm_a16w16(runtime, stream, out, x, w, bias, None if config is None else list(config))
     return out
 
 
@@ -327,8 +297,8 @@ def _gemm_a8w8(x, w, x_scale, w_scale, bias, dtype, out, preshuffled, config):
     if out is None:  # bf16 by default; numpy has none: float32
         out = _empty(x, (m, n), lambda mod: dtype or getattr(mod, "bfloat16", mod.float32))
     runtime, stream = _runtime(out, x, w, x_scale, w_scale, *([] if bias is None else [bias]))
-    _C.gemm_a8w8(runtime, stream, _tensor(out), _tensor(x), _tensor(w), _tensor(x_scale), _tensor(w_scale),
-                 None if bias is None else _tensor(bias), preshuffled, None if config is None else list(config))
+    _C.gemm_a8w8(runtime, stream, out, x, w, x_scale, w_scale, bias, preshuffled,
+                 None if config is None else list(config))
     return out
 
 
@@ -398,8 +368,7 @@ def gemm_a8w8_blockscale(x, w, x_scale, w_scale, dtype=None, out=None, config=No
     if out is None:  # bf16 by default; numpy has none: float32
         out = _empty(x, (x.shape[0], w.shape[0]), lambda mod: dtype or getattr(mod, "bfloat16", mod.float32))
     runtime, stream = _runtime(out, x, w, x_scale, w_scale)
-    _C.gemm_a8w8_blockscale(runtime, stream, _tensor(out), _tensor(x), _tensor(w), _tensor(x_scale), _tensor(w_scale),
-                            None if config is None else list(config))
+    _C.gemm_a8w8_blockscale(runtime, stream, out, x, w, x_scale, w_scale, None if config is None else list(config))
     return out
 
 
@@ -412,6 +381,5 @@ def gemm_a4w4(x, w, x_scale, w_scale, bias=None, dtype=None, out=None, config=No
     runtime, stream = _runtime(out, x, w, x_scale, w_scale, *([] if bias is None else [bias]))
     qx, sx = _mx(x, x_scale)
     qw, sw = _mx(w, w_scale)
-    _C.gemm_a4w4(runtime, stream, _tensor(out), qx, qw, sx, sw, None if bias is None else _tensor(bias),
-                 None if config is None else list(config))
+    _C.gemm_a4w4(runtime, stream, out, qx, qw, sx, sw, bias, None if config is None else list(config))
     return out

@@ -17,6 +17,7 @@
 #include <array>
 #include <functional>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -58,7 +59,14 @@ public:
   bool inOrderOf(const KernelSignature &kernel, std::vector<KernelArg> *args, std::string *error) const;
 
 private:
-  std::map<std::string, KernelArg> byName_;
+  // A handful of each per launch: vectors searched in turn cost less than maps of names.
+  struct NamedTensor {
+    std::string name;
+    KernelArg pointer;
+    std::vector<int64_t> shape, strides;
+  };
+  std::vector<NamedTensor> tensors_;
+  std::vector<std::pair<std::string, KernelArg>> scalars_;
 };
 
 class OpRuntime {
@@ -120,7 +128,7 @@ private:
   std::string target_;
   std::unique_ptr<Jit> jit_;
   mutable std::mutex mutex_;
-  std::map<std::string, std::unique_ptr<LoadedModule>> loaded_;
+  std::unordered_map<std::string, std::unique_ptr<LoadedModule>> loaded_; // by specialization (long keys)
   /// For each thread inside precompile's calls: the modules its launches would have
   /// compiled, by specialization.
   std::map<std::thread::id, std::map<std::string, std::unique_ptr<Module>> *> collecting_;
