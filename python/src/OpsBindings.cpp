@@ -148,7 +148,8 @@ TensorRef readTensor(const py::handle &h) {
     Py_buffer view;
     if (PyObject_GetBuffer(h.ptr(), &view, PyBUF_RECORDS_RO) != 0)
       throw py::error_already_set();
-    std::optional<dsl::DType> dtype = numpyDType(view.format ? view.format : "B", view.itemsize);
+    const std::string format = view.format ? view.format : "B";
+    std::optional<dsl::DType> dtype = numpyDType(format, view.itemsize);
     TensorRef t{view.buf, dtype.value_or(dsl::DType::i8), std::vector<int64_t>(view.shape, view.shape + view.ndim), {}};
     for (int d = 0; d < view.ndim; ++d)
       t.strides.push_back(view.strides[d] / view.itemsize);
@@ -156,7 +157,8 @@ TensorRef readTensor(const py::handle &h) {
                                      [&](Py_ssize_t s) { return s % view.itemsize == 0; });
     PyBuffer_Release(&view);
     if (!dtype)
-      throw OpError("numpy arrays of " + py::str(h.attr("dtype")).cast<std::string>() +
+      throw OpError((py::hasattr(h, "dtype") ? "numpy arrays of " + py::str(h.attr("dtype")).cast<std::string>()
+                                             : "buffers of format '" + format + "'") +
                     " are not supported (bf16 travels as uint16)");
     if (!aligned)
       throw OpError("array strides must be whole elements");

@@ -140,6 +140,8 @@ def test_arguments_read_in_place():
     w, _ = _encode(rng.standard_normal(40), "bf16")
     expected = ops.rmsnorm2d_fwd(x, w, 1e-6)
     assert expected.dtype == np.uint16 and not np.array_equal(expected, np.zeros_like(expected))
+    with pytest.raises(ops.OpError, match="buffers of format 'B' are not supported"):
+        ops.rmsnorm2d_fwd(x, bytes(80), 1e-6)
     with pytest.raises(ops.OpError, match="expected a torch tensor or a numpy array, got list"):
         ops.rmsnorm2d_fwd_with_add(np.empty_like(expected), x, x, np.empty_like(expected), [0.0] * 40, 1e-6)
 
