@@ -137,6 +137,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{QuantScheme::PerToken, DType::bf16, DType::f8E4M3FN, 2, 20000, 0}, // two passes
                       Case{QuantScheme::PerToken, DType::bf16, DType::i8, 1000, 7, 0},
                       Case{QuantScheme::PerToken, DType::bf16, DType::f8E4M3FN, 1, 1, 0},
+                      Case{QuantScheme::PerToken, DType::f16, DType::f8E4M3FN, 3, 65537, 0}, // issue's longest row
+                      Case{QuantScheme::PerToken, DType::f32, DType::f8E4M3FNUZ, 5, 5120, 0},
                       Case{QuantScheme::PerGroup, DType::bf16, DType::f8E4M3FN, 7, 7168, 128},
                       Case{QuantScheme::PerGroup, DType::f16, DType::i8, 5, 96, 32},
                       Case{QuantScheme::PerGroup, DType::f32, DType::f8E4M3FNUZ, 3, 320, 64},
