@@ -7,7 +7,7 @@ the same shape (16-byte aligned). Both go through the ptxas inside Triton's whee
 its cuobjdump prints the SASS. Per kernel: registers, instructions in all and up to the last
 EXIT (the main path, without out-of-line slow paths), and a few counts.
 
-    python3 -m venv /tmp/triton && /tmp/triton/bin/pip install triton
+    python3 -m venv /tmp/triton && /tmp/triton/bin/pip install triton==3.6.0
     /tmp/triton/bin/python bench/triton_sass.py [--n 4096,16384] [--ops rmsnorm,silu] [--keep DIR]
 """
 import argparse

@@ -28,6 +28,7 @@ torch._dynamo.config.recompile_limit = 256
 import triton.language as tl  # noqa: E402
 
 import wavetile  # noqa: E402
+from plot_ops import plot  # noqa: E402  (bench/h200, the script's own folder)
 
 ops = wavetile.ops
 OUT = os.environ.get("OUT", ".")
@@ -686,31 +687,10 @@ def main():
     with open(os.path.join(OUT, "ops_bench.json"), "w") as f:
         json.dump(results, f, indent=1)
     try:
-        plot()
+        plot(results, OUT)
     except ImportError as e:
         report(f"(no plot: {e})")
     return 1 if failures else 0
-
-
-def plot():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    for op in sorted({r["op"] for r in results if "N" in r}):
-        rows = [r for r in results if r.get("op") == op and "N" in r]
-        fig, axes = plt.subplots(1, len(NS), figsize=(4 * len(NS), 3.5), sharey=True)
-        for ax, n in zip(axes, NS):
-            sub = [r for r in rows if r["N"] == n]
-            for name in ["wavetile", "torch", "compile", "triton", "copy"]:
-                ax.plot([r["M"] for r in sub], [r["copy_us"] / r[f"{name}_us"] for r in sub], marker="o", label=name)
-            ax.set_xscale("log")
-            ax.set_title(f"{op} bf16, N={n}")
-            ax.set_xlabel("M")
-        axes[0].set_ylabel("fraction of copy bandwidth")
-        axes[0].legend()
-        fig.tight_layout()
-        name = "".join(c if c.isalnum() or c == "_" else "_" for c in op.split(" (")[0])
-        fig.savefig(os.path.join(OUT, f"ops_bench_{name}.png"), dpi=110)
 
 
 if __name__ == "__main__":
