@@ -33,8 +33,9 @@ from plot_ops import plot  # noqa: E402  (bench/h200, the script's own folder)
 ops = wavetile.ops
 OUT = os.environ.get("OUT", ".")
 L2_BYTES = 60 << 20  # H200: 50 MiB of L2; rotate through more than that
-MS = [1, 32, 256, 4096, 32768]
-NS = [4096, 7168, 8192, 16384]
+# MS=1,32 / NS=4096 narrow a run to some shapes (the grid by default).
+MS = [int(v) for v in os.environ.get("MS", "1,32,256,4096,32768").split(",")]
+NS = [int(v) for v in os.environ.get("NS", "4096,7168,8192,16384").split(",")]
 EPS = 1e-6
 results, failures = [], 0
 REPORT = os.path.join(OUT, "ops_bench.md")  # another script may name its own
