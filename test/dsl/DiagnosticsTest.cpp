@@ -207,7 +207,9 @@ TEST(HostLaunch, RejectsWrongArguments) {
   EXPECT_FALSE(exe->launch("nope", {1, 1, 1}, {}, &error));
   EXPECT_NE(error.find("no kernel named 'nope'"), std::string::npos) << error;
   EXPECT_FALSE(exe->launch("scale", {0, 1, 1}, {KernelArg::ptr(data, "f32"), KernelArg::fromI32(64)}, &error));
-  EXPECT_NE(error.find("grid dimensions"), std::string::npos) << error;
+  EXPECT_NE(error.find("grid dimension x must be in [1, 2^31), got 0"), std::string::npos) << error;
+  EXPECT_FALSE(exe->launch("scale", {1, 65536, 1}, {KernelArg::ptr(data, "f32"), KernelArg::fromI32(64)}, &error));
+  EXPECT_NE(error.find("grid dimension y must be in [1, 65535], got 65536"), std::string::npos) << error;
   for (int i = 0; i < 64; ++i)
     data[i] = float(i);
   ASSERT_TRUE(exe->launch("scale", {1, 1, 1}, {KernelArg::ptr(data, "f32"), KernelArg::fromI32(40)}, &error)) << error;
