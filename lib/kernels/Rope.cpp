@@ -24,7 +24,6 @@ constexpr int64_t kWideChunksPerToken = 2;
 /// per thread: 256 tokens of 128 heads of 128 are 1024 programs of 256 threads at 40
 /// registers, six per H200 multiprocessor, so two waves; at 128 threads all fit at once.
 constexpr int64_t kWideFewTokenPrograms = 1024;
-
 } // namespace
 
 int64_t RopeSpec::headsPerProgram(int64_t count) const {

@@ -37,13 +37,6 @@ struct PyOpRuntime {
   std::unique_ptr<OpRuntime> runtime;
 };
 
-/// An op's tensor argument.
-struct PyTensor {
-  TensorRef ref;
-};
-
-TensorRef tensorOf(const PyTensor &t) { return t.ref; }
-
 /// A new reference to a Python call or attribute's result; failures become C++ exceptions.
 py::object checked(PyObject *result) {
   if (!result)
@@ -207,10 +200,11 @@ bool roundMode(int round, std::string *error) {
 } // namespace
 
 namespace pybind11::detail {
-template <> struct type_caster<PyTensor> {
-  PYBIND11_TYPE_CASTER(PyTensor, const_name("Tensor"));
+/// An op's tensor argument (readTensor).
+template <> struct type_caster<TensorRef> {
+  PYBIND11_TYPE_CASTER(TensorRef, const_name("Tensor"));
   bool load(handle source, bool) {
-    value.ref = readTensor(source);
+    value = readTensor(source);
     return true;
   }
 };
@@ -228,131 +222,116 @@ void bindOps(py::module_ &m) {
       }))
       .def_property_readonly("loaded_modules", [](const PyOpRuntime &rt) { return rt.runtime->loadedModules(); });
 
-  m.def("rmsnorm2d_fwd", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input,
-                            const PyTensor &weight, float epsilon, int modelSensitive, bool gemma) {
+  m.def("rmsnorm2d_fwd", [](PyOpRuntime &rt, uintptr_t stream, const TensorRef &out, const TensorRef &input,
+                            const TensorRef &weight, float epsilon, int modelSensitive, bool gemma) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {
-      return rmsnorm2d_fwd(r, tensorOf(out), tensorOf(input), tensorOf(weight), epsilon, modelSensitive, e, gemma);
+      return rmsnorm2d_fwd(r, out, input, weight, epsilon, modelSensitive, e, gemma);
     });
   });
-  m.def("gated_activation", [](PyOpRuntime &rt, uintptr_t stream, const std::string &name, const PyTensor &out,
-                               const PyTensor &input, float limit, float alpha) {
+  m.def("gated_activation", [](PyOpRuntime &rt, uintptr_t stream, const std::string &name, const TensorRef &out,
+                               const TensorRef &input, float limit, float alpha) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {
-      TensorRef o = tensorOf(out), in = tensorOf(input);
       if (name == "silu_and_mul")
-        return silu_and_mul(r, o, in, e);
+        return silu_and_mul(r, out, input, e);
       if (name == "gelu_and_mul")
-        return gelu_and_mul(r, o, in, e);
+        return gelu_and_mul(r, out, input, e);
       if (name == "gelu_tanh_and_mul")
-        return gelu_tanh_and_mul(r, o, in, e);
+        return gelu_tanh_and_mul(r, out, input, e);
       if (name == "swiglu")
-        return swiglu(r, o, in, limit, alpha, e);
+        return swiglu(r, out, input, limit, alpha, e);
       *e = "no gated activation named '" + name + "'";
       return false;
     });
   });
-  m.def("layernorm2d_fwd", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input,
-                              const PyTensor &weight, const PyTensor &bias, float epsilon,
-                              const std::optional<PyTensor> &xBias) {
-    run(rt, stream, [&](OpRuntime &r, std::string *e) {
-      TensorRef xb = xBias ? tensorOf(*xBias) : TensorRef{};
-      return layernorm2d_fwd(r, tensorOf(out), tensorOf(input), tensorOf(weight), tensorOf(bias), epsilon, e,
-                             xBias ? &xb : nullptr);
-    });
-  });
-  m.def("layernorm2d_fwd_with_add",
-        [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input, const PyTensor &residualIn,
-           const PyTensor &residualOut, const PyTensor &weight, const PyTensor &bias, float epsilon,
-           const std::optional<PyTensor> &xBias) {
+  m.def("layernorm2d_fwd",
+        [](PyOpRuntime &rt, uintptr_t stream, const TensorRef &out, const TensorRef &input, const TensorRef &weight,
+           const TensorRef &bias, float epsilon, const std::optional<TensorRef> &xBias) {
           run(rt, stream, [&](OpRuntime &r, std::string *e) {
-            TensorRef xb = xBias ? tensorOf(*xBias) : TensorRef{};
-            return layernorm2d_fwd_with_add(r, tensorOf(out), tensorOf(input), tensorOf(residualIn),
-                                            tensorOf(residualOut), tensorOf(weight), tensorOf(bias), epsilon, e,
-                                            xBias ? &xb : nullptr);
+            return layernorm2d_fwd(r, out, input, weight, bias, epsilon, e, xBias ? &*xBias : nullptr);
           });
         });
-  m.def("rope_cached", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &outX, const PyTensor &x,
-                          const std::optional<PyTensor> &outY, const std::optional<PyTensor> &y, const PyTensor &cos,
-                          const PyTensor &sin, const std::optional<PyTensor> &positions,
-                          const std::optional<PyTensor> &offsets, int rotateStyle, bool reuse, bool nopeFirst) {
+  m.def("layernorm2d_fwd_with_add",
+        [](PyOpRuntime &rt, uintptr_t stream, const TensorRef &out, const TensorRef &input, const TensorRef &residualIn,
+           const TensorRef &residualOut, const TensorRef &weight, const TensorRef &bias, float epsilon,
+           const std::optional<TensorRef> &xBias) {
+          run(rt, stream, [&](OpRuntime &r, std::string *e) {
+            return layernorm2d_fwd_with_add(r, out, input, residualIn, residualOut, weight, bias, epsilon, e,
+                                            xBias ? &*xBias : nullptr);
+          });
+        });
+  m.def("rope_cached", [](PyOpRuntime &rt, uintptr_t stream, const TensorRef &outX, const TensorRef &x,
+                          const std::optional<TensorRef> &outY, const std::optional<TensorRef> &y, const TensorRef &cos,
+                          const TensorRef &sin, const std::optional<TensorRef> &positions,
+                          const std::optional<TensorRef> &offsets, int rotateStyle, bool reuse, bool nopeFirst) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {
       if (rotateStyle != 0 && rotateStyle != 1) {
         *e = "rotate_style must be 0 (NeoX) or 1 (GPT-J), got " + std::to_string(rotateStyle);
         return false;
       }
       RopeOptions options{RotateStyle(rotateStyle), reuse, nopeFirst};
-      TensorRef off = offsets ? tensorOf(*offsets) : TensorRef{};
       if (y)
-        return rope_cached_positions_2c_fwd(r, tensorOf(outX), tensorOf(*outY), tensorOf(x), tensorOf(*y),
-                                            tensorOf(cos), tensorOf(sin), tensorOf(*positions),
-                                            offsets ? &off : nullptr, options, e);
+        return rope_cached_positions_2c_fwd(r, outX, *outY, x, *y, cos, sin, *positions, offsets ? &*offsets : nullptr,
+                                            options, e);
       if (offsets)
-        return rope_cached_positions_offsets_fwd(r, tensorOf(outX), tensorOf(x), tensorOf(cos), tensorOf(sin),
-                                                 tensorOf(*positions), off, options, e);
+        return rope_cached_positions_offsets_fwd(r, outX, x, cos, sin, *positions, *offsets, options, e);
       if (positions)
-        return rope_cached_positions_fwd(r, tensorOf(outX), tensorOf(x), tensorOf(cos), tensorOf(sin),
-                                         tensorOf(*positions), options, e);
-      return rope_cached_fwd(r, tensorOf(outX), tensorOf(x), tensorOf(cos), tensorOf(sin), options, e);
+        return rope_cached_positions_fwd(r, outX, x, cos, sin, *positions, options, e);
+      return rope_cached_fwd(r, outX, x, cos, sin, options, e);
     });
   });
-  m.def("quant", [](PyOpRuntime &rt, uintptr_t stream, const std::string &name, const PyTensor &out,
-                    const PyTensor &input, const PyTensor &scales, int64_t groupSize, int round, bool shuffle) {
+  m.def("quant", [](PyOpRuntime &rt, uintptr_t stream, const std::string &name, const TensorRef &out,
+                    const TensorRef &input, const TensorRef &scales, int64_t groupSize, int round, bool shuffle) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {
       if (name == "dynamic_per_token_scaled_quant")
-        return dynamic_per_token_scaled_quant(r, tensorOf(out), tensorOf(input), tensorOf(scales), e);
+        return dynamic_per_token_scaled_quant(r, out, input, scales, e);
       if (name == "dynamic_per_group_scaled_quant")
-        return roundMode(round, e) && dynamic_per_group_scaled_quant(r, tensorOf(out), tensorOf(input),
-                                                                     tensorOf(scales), groupSize, e,
-                                                                     MxScaleRound(round), shuffle);
+        return roundMode(round, e) &&
+               dynamic_per_group_scaled_quant(r, out, input, scales, groupSize, e, MxScaleRound(round), shuffle);
       if (name == "dynamic_per_tensor_quant")
-        return dynamic_per_tensor_quant(r, tensorOf(out), tensorOf(input), tensorOf(scales), e);
-      return static_per_tensor_quant(r, tensorOf(out), tensorOf(input), tensorOf(scales), e);
+        return dynamic_per_tensor_quant(r, out, input, scales, e);
+      return static_per_tensor_quant(r, out, input, scales, e);
     });
   });
-  m.def("gemm_a16w16", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &x, const PyTensor &w,
-                          const std::optional<PyTensor> &bias, const std::optional<std::vector<int64_t>> &config) {
+  m.def("gemm_a16w16", [](PyOpRuntime &rt, uintptr_t stream, const TensorRef &out, const TensorRef &x,
+                          const TensorRef &w, const std::optional<TensorRef> &bias,
+                          const std::optional<std::vector<int64_t>> &config) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {
       std::optional<GemmConfig> c;
       if (!gemmConfigArgument("gemm_a16w16", config, &c, e))
         return false;
-      TensorRef b = bias ? tensorOf(*bias) : TensorRef{};
-      return gemm_a16w16(r, tensorOf(out), tensorOf(x), tensorOf(w), bias ? &b : nullptr, e, c);
+      return gemm_a16w16(r, out, x, w, bias ? &*bias : nullptr, e, c);
     });
   });
   // preshuffled: gemm_a8w8_bpreshuffle (W as AITER's shuffle_weight leaves it).
-  m.def("gemm_a8w8", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &x, const PyTensor &w,
-                        const PyTensor &xScale, const PyTensor &wScale, const std::optional<PyTensor> &bias,
+  m.def("gemm_a8w8", [](PyOpRuntime &rt, uintptr_t stream, const TensorRef &out, const TensorRef &x, const TensorRef &w,
+                        const TensorRef &xScale, const TensorRef &wScale, const std::optional<TensorRef> &bias,
                         bool preshuffled, const std::optional<std::vector<int64_t>> &config) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {
       std::optional<GemmConfig> c;
       if (!gemmConfigArgument(preshuffled ? "gemm_a8w8_bpreshuffle" : "gemm_a8w8", config, &c, e))
         return false;
-      TensorRef b = bias ? tensorOf(*bias) : TensorRef{};
-      return (preshuffled ? gemm_a8w8_bpreshuffle : gemm_a8w8)(r, tensorOf(out), tensorOf(x), tensorOf(w),
-                                                               tensorOf(xScale), tensorOf(wScale), bias ? &b : nullptr,
-                                                               e, c);
+      return (preshuffled ? gemm_a8w8_bpreshuffle : gemm_a8w8)(r, out, x, w, xScale, wScale, bias ? &*bias : nullptr, e,
+                                                               c);
     });
   });
-  m.def("gemm_a8w8_blockscale", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &x,
-                                   const PyTensor &w, const PyTensor &xScale, const PyTensor &wScale,
+  m.def("gemm_a8w8_blockscale", [](PyOpRuntime &rt, uintptr_t stream, const TensorRef &out, const TensorRef &x,
+                                   const TensorRef &w, const TensorRef &xScale, const TensorRef &wScale,
                                    const std::optional<std::vector<int64_t>> &config) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {
       std::optional<GemmConfig> c;
       if (!gemmConfigArgument("gemm_a8w8_blockscale", config, &c, e))
         return false;
-      return gemm_a8w8_blockscale(r, tensorOf(out), tensorOf(x), tensorOf(w), tensorOf(xScale), tensorOf(wScale), e,
-                                  c);
+      return gemm_a8w8_blockscale(r, out, x, w, xScale, wScale, e, c);
     });
   });
-  m.def("gemm_a4w4", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &x, const PyTensor &w,
-                        const PyTensor &xScale, const PyTensor &wScale, const std::optional<PyTensor> &bias,
+  m.def("gemm_a4w4", [](PyOpRuntime &rt, uintptr_t stream, const TensorRef &out, const TensorRef &x, const TensorRef &w,
+                        const TensorRef &xScale, const TensorRef &wScale, const std::optional<TensorRef> &bias,
                         const std::optional<std::vector<int64_t>> &config) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {
       std::optional<GemmConfig> c;
       if (!gemmConfigArgument("gemm_a4w4", config, &c, e))
         return false;
-      TensorRef b = bias ? tensorOf(*bias) : TensorRef{};
-      return gemm_a4w4(r, tensorOf(out), tensorOf(x), tensorOf(w), tensorOf(xScale), tensorOf(wScale),
-                       bias ? &b : nullptr, e, c);
+      return gemm_a4w4(r, out, x, w, xScale, wScale, bias ? &*bias : nullptr, e, c);
     });
   });
   m.def("tune_gemm", [](PyOpRuntime &rt, const std::string &op, const std::vector<std::array<int64_t, 3>> &shapes,
@@ -392,35 +371,31 @@ void bindOps(py::module_ &m) {
     }
     return rows;
   });
-  m.def("dequant", [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input,
-                      const PyTensor &scales) {
-    run(rt, stream,
-        [&](OpRuntime &r, std::string *e) { return dequant(r, tensorOf(out), tensorOf(input), tensorOf(scales), e); });
-  });
+  m.def("dequant",
+        [](PyOpRuntime &rt, uintptr_t stream, const TensorRef &out, const TensorRef &input, const TensorRef &scales) {
+          run(rt, stream, [&](OpRuntime &r, std::string *e) { return dequant(r, out, input, scales, e); });
+        });
   m.def("rmsnorm2d_fwd_dynamicquant",
-        [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input,
-           const std::optional<PyTensor> &residualIn, const std::optional<PyTensor> &residualOut,
-           const PyTensor &yscale, const PyTensor &weight, float epsilon, int modelSensitive, int64_t groupSize,
+        [](PyOpRuntime &rt, uintptr_t stream, const TensorRef &out, const TensorRef &input,
+           const std::optional<TensorRef> &residualIn, const std::optional<TensorRef> &residualOut,
+           const TensorRef &yscale, const TensorRef &weight, float epsilon, int modelSensitive, int64_t groupSize,
            bool shuffle, int round) {
           run(rt, stream, [&](OpRuntime &r, std::string *e) {
             if (!roundMode(round, e))
               return false;
             if (residualIn)
-              return rmsnorm2d_fwd_with_add_dynamicquant(r, tensorOf(out), tensorOf(input), tensorOf(*residualIn),
-                                                         tensorOf(*residualOut), tensorOf(yscale), tensorOf(weight),
+              return rmsnorm2d_fwd_with_add_dynamicquant(r, out, input, *residualIn, *residualOut, yscale, weight,
                                                          epsilon, modelSensitive, groupSize, shuffle, e,
                                                          MxScaleRound(round));
-            return rmsnorm2d_fwd_with_dynamicquant(r, tensorOf(out), tensorOf(input), tensorOf(yscale),
-                                                   tensorOf(weight), epsilon, modelSensitive, groupSize, shuffle, e,
-                                                   MxScaleRound(round));
+            return rmsnorm2d_fwd_with_dynamicquant(r, out, input, yscale, weight, epsilon, modelSensitive, groupSize,
+                                                   shuffle, e, MxScaleRound(round));
           });
         });
-  m.def("rmsnorm2d_fwd_with_add",
-        [](PyOpRuntime &rt, uintptr_t stream, const PyTensor &out, const PyTensor &input, const PyTensor &residualIn,
-           const PyTensor &residualOut, const PyTensor &weight, float epsilon, bool gemma, int modelSensitive) {
-          run(rt, stream, [&](OpRuntime &r, std::string *e) {
-            return rmsnorm2d_fwd_with_add(r, tensorOf(out), tensorOf(input), tensorOf(residualIn),
-                                          tensorOf(residualOut), tensorOf(weight), epsilon, gemma, modelSensitive, e);
-          });
-        });
+  m.def("rmsnorm2d_fwd_with_add", [](PyOpRuntime &rt, uintptr_t stream, const TensorRef &out, const TensorRef &input,
+                                     const TensorRef &residualIn, const TensorRef &residualOut, const TensorRef &weight,
+                                     float epsilon, bool gemma, int modelSensitive) {
+    run(rt, stream, [&](OpRuntime &r, std::string *e) {
+      return rmsnorm2d_fwd_with_add(r, out, input, residualIn, residualOut, weight, epsilon, gemma, modelSensitive, e);
+    });
+  });
 }
