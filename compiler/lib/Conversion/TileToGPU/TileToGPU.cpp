@@ -611,6 +611,15 @@ Value sharedAddress(OpBuilder &b, Location loc, Value buffer, Value index, Type 
                              ValueRange{arith::IndexCastUIOp::create(b, loc, b.getI64Type(), elements)});
 }
 
+/// On sm_90a, where wgmma reads shared memory through the async proxy, orders this thread's
+/// stores into shared memory from registers (the generic proxy) before the barrier that
+/// publishes them to a wgmma.
+void fenceForWarpgroupDots(OpBuilder &b, Location loc, const KernelContext &ctx) {
+  if (ctx.warpgroupDots)
+    NVVM::FenceProxyOp::create(b, loc, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+                               NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+}
+
 /// Writes a distributed tile into a shared buffer of its shape, with one vector store per
 /// group of registers that sits contiguously in the buffer.
 void storeTileToShared(OpBuilder &b, Location loc, const KernelContext &ctx, const ThreadTile &t, Value vector,
@@ -1641,6 +1650,7 @@ struct SharedStoreLowering : GpuPattern<SharedStoreOp> {
   LogicalResult matchAndRewrite(SharedStoreOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
     storeTileToShared(rw, op.getLoc(), ctx, threadTile(op.getValue().getType()), adaptor.getValue(),
                       op.getDest().getType(), adaptor.getDest());
+    fenceForWarpgroupDots(rw, op.getLoc(), ctx);
     rw.eraseOp(op);
     return success();
   }
@@ -1904,6 +1914,7 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
           [&](OpBuilder &eb, Location l) {
             for (int64_t i = 0; i < n; ++i)
               copyOne(eb, r + i);
+            fenceForWarpgroupDots(eb, l, ctx);
             scf::YieldOp::create(eb, l);
           });
     };
@@ -1914,6 +1925,8 @@ struct AsyncCopyLowering : GpuPattern<AsyncCopyOp> {
       Value owner = t.blocked ? ownerMask(rw, loc, ctx, t, r) : Value();
       guardedEffect(rw, loc, owner, [&](OpBuilder &b) { copyRegisters(b, r); });
     }
+    if (n == 1 && !asyncElements)
+      fenceForWarpgroupDots(rw, loc, ctx);
     if (!ctx.amd)
       NVVM::CpAsyncCommitGroupOp::create(rw, loc); // one group per async_copy: async_wait counts them
     rw.replaceOpWithNewOp<arith::ConstantIntOp>(op, 1, 1);
@@ -1960,13 +1973,11 @@ struct AsyncWaitLowering : GpuPattern<AsyncWaitOp> {
     else if (ctx.amd)
       rw.eraseOp(op);
     else {
+      // No proxy fence for wgmma here: a landed cp.async is visible to it after the barrier,
+      // as in Triton's pipelines (whose fences cover stores from registers only). The fence
+      // compiles to MEMBAR.ALL.CTA, which cost the 4096^3 and 8192^3 rings 2-7% on the H200
+      // (bench/gemm-notes.md v26). Stores from registers fence themselves (fenceForWarpgroupDots).
       NVVM::CpAsyncWaitGroupOp::create(rw, op.getLoc(), rw.getI32IntegerAttr(op.getPending()));
-      // Copies land through the generic proxy; wgmma reads through the async proxy. The
-      // fence orders this thread's landed copies before the barrier that publishes them.
-      if (ctx.warpgroupDots)
-        NVVM::FenceProxyOp::create(rw, op.getLoc(),
-                                   NVVM::ProxyKindAttr::get(rw.getContext(), NVVM::ProxyKind::async_shared),
-                                   NVVM::SharedSpaceAttr::get(rw.getContext(), NVVM::SharedSpace::shared_cta));
       rw.eraseOp(op);
     }
     return success();
