@@ -108,8 +108,17 @@ std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::stri
       row = scalarAt(*positions);
     if (offsets)
       row = row + scalarAt(*offsets);
-    auto cosAt = [&](Value f) { return load(cosT, {row, f}).to(DType::f32); };
-    auto sinAt = [&](Value f) { return load(sinT, {row, f}).to(DType::f32); };
+    // A position outside the table reads its nearest row: device data cannot be refused, and
+    // a clamp keeps the table reads in bounds without predicating them on the position (the
+    // Triton kernel with such a mask took 0.1 us longer a launch on the H200,
+    // bench/rope-notes.md session 29). Without positions the host checked S <= rows.
+    if (positions)
+      row = minimum(maximum(row, 0), cosT.size(0) - 1);
+    auto tableAt = [&](const Tensor &t, Value f) {
+      return load(t.pointer, offsetsOf(t, {row, f}), f < int32_t(spec.tableDim)).to(DType::f32);
+    };
+    auto cosAt = [&](Value f) { return tableAt(cosT, f); };
+    auto sinAt = [&](Value f) { return tableAt(sinT, f); };
 
     // Programs along axis 2 take every num_programs(2)-th chunk of a token's heads: over few
     // tokens one program per chunk (they run in parallel), over many one for all (chunks of
