@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -43,38 +44,58 @@ uint64_t TensorRef::extentElements() const {
 
 uint64_t TensorRef::extentBytes() const { return extentElements() * uint64_t(std::max(1, bitWidth(dtype) / 8)); }
 
-/// The entry of `entries` whose `nameOf` is `name` (the last one given), or null.
-template <typename Entries, typename NameOf>
-auto *named(const Entries &entries, std::string_view name, NameOf nameOf) {
-  for (auto it = entries.rbegin(); it != entries.rend(); ++it)
-    if (nameOf(*it) == name)
-      return &*it;
-  return static_cast<decltype(&*entries.rbegin())>(nullptr);
+/// The index in `entries` of the last one whose `nameOf` is `name`, or -1.
+template <typename Entries, typename NameOf> int named(const Entries &entries, std::string_view name, NameOf nameOf) {
+  for (int i = int(entries.size()) - 1; i >= 0; --i)
+    if (nameOf(entries[i]) == name)
+      return i;
+  return -1;
 }
 
-NamedArgs &NamedArgs::tensor(const std::string &name, const TensorRef &t) {
-  tensors_.push_back({name, KernelArg::ptr(t.data, dtypeName(t.dtype), t.extentBytes()), t.shape, t.strides});
+NamedArgs::NamedArgs() {
+  tensors_.reserve(8); // what the ops give, so that a launch allocates each vector once
+  scalars_.reserve(4);
+}
+
+NamedArgs &NamedArgs::tensor(std::string_view name, const TensorRef &t) {
+  if (t.shape.size() > kMaxRank || t.strides.size() != t.shape.size()) {
+    error_ = "tensor '" + std::string(name) + "' has " + std::to_string(t.shape.size()) + " sizes and " +
+             std::to_string(t.strides.size()) + " strides; launches take at most " + std::to_string(kMaxRank) +
+             " dimensions, a stride for each";
+    return *this;
+  }
+  NamedTensor &named = tensors_.emplace_back();
+  named.name = name;
+  named.pointer = KernelArg::ptr(t.data, dtypeName(t.dtype), t.extentBytes());
+  named.rank = uint8_t(t.shape.size());
+  std::copy(t.shape.begin(), t.shape.end(), named.shape.begin());
+  std::copy(t.strides.begin(), t.strides.end(), named.strides.begin());
   return *this;
 }
 
-NamedArgs &NamedArgs::f32(const std::string &name, float v) {
+NamedArgs &NamedArgs::f32(std::string_view name, float v) {
   scalars_.emplace_back(name, KernelArg::fromF32(v));
   return *this;
 }
 
-NamedArgs &NamedArgs::i32(const std::string &name, int32_t v) {
+NamedArgs &NamedArgs::i32(std::string_view name, int32_t v) {
   scalars_.emplace_back(name, KernelArg::fromI32(v));
   return *this;
 }
 
-bool NamedArgs::inOrderOf(const KernelSignature &kernel, std::vector<KernelArg> *args, std::string *error) const {
-  args->clear();
+bool NamedArgs::plan(const KernelSignature &kernel, Plan *plan, std::string *error) const {
+  if (!error_.empty()) {
+    *error = error_;
+    return false;
+  }
+  using From = Plan::From;
+  *plan = Plan();
   auto tensor = [&](std::string_view name) {
-    return named(tensors_, name, [](const NamedTensor &t) { return std::string_view(t.name); });
+    return named(tensors_, name, [](const NamedTensor &t) { return t.name; });
   };
   // A tensor `t` gives the parameters t, t_size<d> and t_stride<d> (KernelBuilder::tensor).
-  auto dimension = [&](std::string_view param) -> std::optional<KernelArg> {
-    for (auto [suffix, sizes] : {std::pair{std::string_view("_size"), true}, {std::string_view("_stride"), false}}) {
+  auto dimension = [&](std::string_view param) -> std::optional<Plan::Source> {
+    for (auto [suffix, from] : {std::pair{std::string_view("_size"), From::Size}, {std::string_view("_stride"), From::Stride}}) {
       size_t at = param.rfind(suffix);
       std::string_view digits = at == std::string_view::npos ? "" : param.substr(at + suffix.size());
       if (digits.empty() || digits.size() > 2 || !std::all_of(digits.begin(), digits.end(), ::isdigit))
@@ -82,24 +103,71 @@ bool NamedArgs::inOrderOf(const KernelSignature &kernel, std::vector<KernelArg> 
       size_t d = 0;
       for (char c : digits)
         d = d * 10 + size_t(c - '0');
-      if (const NamedTensor *t = tensor(param.substr(0, at)); t && d < t->shape.size())
-        return KernelArg::fromI32(int32_t(sizes ? t->shape[d] : t->strides[d]));
+      if (int t = tensor(param.substr(0, at)); t >= 0 && d < tensors_[t].rank)
+        return Plan::Source{from, uint8_t(t), uint8_t(d)};
     }
     return std::nullopt;
   };
   for (const KernelParam &param : kernel.params) {
-    if (const NamedTensor *t = tensor(param.name)) {
-      args->push_back(t->pointer);
-    } else if (std::optional<KernelArg> value = dimension(param.name)) {
-      args->push_back(*value);
-    } else if (const auto *scalar =
-                   named(scalars_, param.name, [](const auto &s) { return std::string_view(s.first); })) {
-      args->push_back(scalar->second);
+    if (int t = tensor(param.name); t >= 0) {
+      plan->sources.push_back({From::Pointer, uint8_t(t), 0});
+    } else if (std::optional<Plan::Source> source = dimension(param.name)) {
+      plan->sources.push_back(*source);
+    } else if (int s = named(scalars_, param.name, [](const auto &s) { return s.first; }); s >= 0) {
+      plan->sources.push_back({From::Scalar, uint8_t(s), 0});
     } else {
       *error = "kernel '" + kernel.name + "' takes '" + param.name + "', which the op did not provide";
+      plan->sources.clear();
       return false;
     }
   }
+  for (const NamedTensor &t : tensors_)
+    plan->tensorNames.emplace_back(t.name);
+  for (const auto &[name, value] : scalars_)
+    plan->scalarNames.emplace_back(name);
+  plan->made = true;
+  return true;
+}
+
+bool NamedArgs::fits(const Plan &plan) const {
+  if (!plan.made || !error_.empty() || plan.tensorNames.size() != tensors_.size() || plan.scalarNames.size() != scalars_.size())
+    return false;
+  for (size_t i = 0; i < tensors_.size(); ++i)
+    if (plan.tensorNames[i] != tensors_[i].name)
+      return false;
+  for (size_t i = 0; i < scalars_.size(); ++i)
+    if (plan.scalarNames[i] != scalars_[i].first)
+      return false;
+  return true;
+}
+
+void NamedArgs::fill(const Plan &plan, std::vector<KernelArg> *args) const {
+  using From = Plan::From;
+  args->clear();
+  args->reserve(plan.sources.size());
+  for (const Plan::Source &source : plan.sources) {
+    switch (source.from) {
+    case From::Pointer:
+      args->push_back(tensors_[source.index].pointer);
+      break;
+    case From::Size:
+      args->push_back(KernelArg::fromI32(int32_t(tensors_[source.index].shape[source.dim])));
+      break;
+    case From::Stride:
+      args->push_back(KernelArg::fromI32(int32_t(tensors_[source.index].strides[source.dim])));
+      break;
+    case From::Scalar:
+      args->push_back(scalars_[source.index].second);
+      break;
+    }
+  }
+}
+
+bool NamedArgs::inOrderOf(const KernelSignature &kernel, std::vector<KernelArg> *args, std::string *error) const {
+  Plan found;
+  if (!plan(kernel, &found, error))
+    return false;
+  fill(found, args);
   return true;
 }
 
@@ -206,21 +274,24 @@ bool OpRuntime::launch(const std::string &specialization, const Builder &build, 
   const LoadedModule::Kernel *k = module->kernel(kernel, error);
   if (!k)
     return false;
+  std::vector<KernelArg> ordered;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto [bytes, first] = localMemoryBytes_.try_emplace(k, 0);
+    auto [state, first] = launched_.try_emplace(k);
     if (first) {
       std::optional<int64_t> queried = k->localMemoryBytes(error);
-      if (!queried)
+      if (!queried) {
+        launched_.erase(state);
         return false;
-      bytes->second = *queried;
+      }
+      state->second.localMemoryBytes = *queried;
     }
     int64_t &launched = launchedLocalMemoryBytes_[std::this_thread::get_id()];
-    launched = std::max(launched, bytes->second);
+    launched = std::max(launched, state->second.localMemoryBytes);
+    if (!args.fits(state->second.arguments) && !args.plan(k->manifest().signature, &state->second.arguments, error))
+      return false;
+    args.fill(state->second.arguments, &ordered);
   }
-  std::vector<KernelArg> ordered;
-  if (!args.inOrderOf(k->manifest().signature, &ordered, error))
-    return false;
   return k->launch(grid, ordered.data(), ordered.size(), stream, error);
 }
 

@@ -112,11 +112,14 @@ TensorRef readTensor(const py::handle &h) {
     return {reinterpret_cast<void *>(address), dtype, shape, strides};
   }
   static PyObject *dataPtr = PyUnicode_InternFromString("data_ptr"), *dtypeName = PyUnicode_InternFromString("dtype"),
-                  *shapeName = PyUnicode_InternFromString("shape"), *strideName = PyUnicode_InternFromString("stride");
+                  *shapeName = PyUnicode_InternFromString("shape"), *strideName = PyUnicode_InternFromString("stride"),
+                  *torchName = PyUnicode_InternFromString("torch");
   // torch.Tensor, once the caller has imported torch (never released, as the interpreter's).
   static PyObject *torch = nullptr, *tensorType = nullptr;
-  if (!tensorType && (torch = PyDict_GetItemString(PyImport_GetModuleDict(), "torch")) &&
+  if (!tensorType && (torch = PyDict_GetItemWithError(PyImport_GetModuleDict(), torchName)) &&
       !(tensorType = PyObject_GetAttrString(torch, "Tensor")))
+    throw py::error_already_set();
+  if (PyErr_Occurred())
     throw py::error_already_set();
   if (tensorType && PyObject_IsInstance(h.ptr(), tensorType) == 1) {
     py::object dtype = checked(PyObject_GetAttr(h.ptr(), dtypeName));

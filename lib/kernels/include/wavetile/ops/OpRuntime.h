@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -47,26 +48,53 @@ struct TensorRef {
   uint64_t extentBytes() const;
 };
 
-/// Launch arguments by the names the DSL gives kernel parameters.
+/// Launch arguments by the names the DSL gives kernel parameters. Names must outlive the
+/// launch (ops give string literals); tensors' sizes and strides are copied.
 class NamedArgs {
 public:
+  /// The most dimensions of a tensor argument.
+  static constexpr size_t kMaxRank = 6;
+  NamedArgs();
   /// A tensor declared with `KernelBuilder::tensor(name, ...)`: its pointer, and the sizes
   /// and strides the kernel takes as parameters (static ones are ignored at launch).
-  NamedArgs &tensor(const std::string &name, const TensorRef &t);
-  NamedArgs &f32(const std::string &name, float v);
-  NamedArgs &i32(const std::string &name, int32_t v);
+  NamedArgs &tensor(std::string_view name, const TensorRef &t);
+  NamedArgs &f32(std::string_view name, float v);
+  NamedArgs &i32(std::string_view name, int32_t v);
   /// The arguments in the order of `kernel`'s parameters; an error names a missing one.
   bool inOrderOf(const KernelSignature &kernel, std::vector<KernelArg> *args, std::string *error) const;
+
+  /// Where each of a kernel's parameters comes from, found by name once and reused while a
+  /// launch gives the same names in the same order (matching names costs less than finding
+  /// every parameter's source by name again).
+  struct Plan {
+    enum class From : uint8_t { Pointer, Size, Stride, Scalar };
+    struct Source {
+      From from;
+      uint8_t index; // of the tensor or scalar
+      uint8_t dim;   // sizes and strides
+    };
+    std::vector<std::string> tensorNames, scalarNames; // what the plan was made for
+    std::vector<Source> sources;                        // one per parameter
+    bool made = false;
+  };
+  /// Finds each parameter's source by name; an error names a missing one.
+  bool plan(const KernelSignature &kernel, Plan *plan, std::string *error) const;
+  /// Whether `plan` was made for arguments named as these are.
+  bool fits(const Plan &plan) const;
+  /// The arguments `plan` orders.
+  void fill(const Plan &plan, std::vector<KernelArg> *args) const;
 
 private:
   // A handful of each per launch: vectors searched in turn cost less than maps of names.
   struct NamedTensor {
-    std::string name;
+    std::string_view name;
     KernelArg pointer;
-    std::vector<int64_t> shape, strides;
+    uint8_t rank;
+    std::array<int64_t, kMaxRank> shape, strides;
   };
   std::vector<NamedTensor> tensors_;
-  std::vector<std::pair<std::string, KernelArg>> scalars_;
+  std::vector<std::pair<std::string_view, KernelArg>> scalars_;
+  std::string error_; // a tensor of too many dimensions, reported when planning
 };
 
 class OpRuntime {
@@ -134,7 +162,11 @@ private:
   std::map<std::thread::id, std::map<std::string, std::unique_ptr<Module>> *> collecting_;
   void *workspace_ = nullptr;
   size_t workspaceBytes_ = 0;
-  std::map<const LoadedModule::Kernel *, int64_t> localMemoryBytes_; // queried once a kernel
+  struct LaunchedKernel {
+    int64_t localMemoryBytes = 0; // queried on its first launch
+    NamedArgs::Plan arguments;
+  };
+  std::unordered_map<const LoadedModule::Kernel *, LaunchedKernel> launched_;
   std::map<std::thread::id, int64_t> launchedLocalMemoryBytes_;
   std::map<std::string, std::unique_ptr<TunedDispatch>> tuned_;
 };
