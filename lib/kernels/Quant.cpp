@@ -277,7 +277,8 @@ std::unique_ptr<Module> wavetile::ops::buildDequant(const DequantSpec &spec, std
   ModuleBuilder mb;
   {
     KernelOptions options; // one program per row
-    options.numWarps = rowWarps(block, spec.output, spec.warpSize);
+    // MXFP4: a thread's 16 bytes of codes are 32 outputs.
+    options.numWarps = rowWarps(block, spec.output, spec.warpSize, mx ? 64 : 32);
     auto k = mb.kernel("dequant", options);
     Tensor out = k.tensor("out", spec.output, {Dim::dynamic(), Dim::fixed(n)}, false, reach);
     Tensor input = k.tensor("input", mx ? DType::i8 : q.out, {Dim::dynamic(), Dim::fixed(mx ? n / 2 : n)}, false,
