@@ -31,6 +31,7 @@
 #include "llvm/MC/MCDisassembler/MCDisassembler.h"
 #include "llvm/MC/MCInst.h"
 #include "llvm/MC/MCInstPrinter.h"
+#include "llvm/MC/MCInstrAnalysis.h"
 #include "llvm/MC/MCInstrInfo.h"
 #include "llvm/MC/MCRegisterInfo.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -68,7 +69,23 @@ struct KernelReport {
   std::optional<Occupancy> occupancy;
   std::optional<int64_t> totalInstructions;
   Histogram histogram;
+  /// The histogram's instructions that lie in a loop: between a backward branch and its
+  /// target (a GEMM's K loop holds its matrix instructions).
+  Histogram loopHistogram;
 };
+
+/// Counts each of `names` (one per instruction, empty where the histogram skips it) that lies
+/// in a loop, given the loops as [first, last] instruction indices.
+void countInLoops(const std::vector<std::string> &names, const std::vector<std::pair<size_t, size_t>> &loops,
+                  Histogram &loopHistogram) {
+  std::vector<bool> inLoop(names.size(), false);
+  for (auto [first, last] : loops)
+    for (size_t i = first; i <= last && i < names.size(); ++i)
+      inLoop[i] = true;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (inLoop[i] && !names[i].empty())
+      ++loopHistogram[names[i]];
+}
 
 struct FileReport {
   std::string path;
@@ -115,6 +132,7 @@ struct AmdDisassembler {
   std::unique_ptr<llvm::MCContext> context;
   std::unique_ptr<llvm::MCDisassembler> disassembler;
   std::unique_ptr<llvm::MCInstPrinter> printer;
+  std::unique_ptr<llvm::MCInstrAnalysis> analysis;
 
   std::optional<std::string> init(llvm::StringRef cpu) {
     initializeGpuLLVMTargets();
@@ -135,14 +153,18 @@ struct AmdDisassembler {
     disassembler.reset(target->createMCDisassembler(*subtarget, *context));
     printer.reset(target->createMCInstPrinter(triple, asmInfo->getAssemblerDialect(), *asmInfo, *instrInfo,
                                               *registers));
-    if (!disassembler || !printer)
+    analysis.reset(target->createMCInstrAnalysis(instrInfo.get()));
+    if (!disassembler || !printer || !analysis)
       return "cannot set up the AMDGPU disassembler";
     return std::nullopt;
   }
 
-  int64_t count(llvm::ArrayRef<uint8_t> code, uint64_t address, Histogram &histogram) {
+  int64_t count(llvm::ArrayRef<uint8_t> code, uint64_t address, Histogram &histogram, Histogram &loopHistogram) {
     int64_t total = 0;
     uint64_t offset = 0;
+    std::vector<std::string> names;             // per instruction
+    std::vector<uint64_t> addresses;            // per instruction
+    std::vector<std::pair<uint64_t, uint64_t>> backward; // (target, branch) addresses
     while (offset < code.size()) {
       llvm::MCInst inst;
       uint64_t size = 0;
@@ -158,10 +180,21 @@ struct AmdDisassembler {
       ++total;
       // A buffer load with the lds modifier writes LDS directly (load-to-LDS): counted apart.
       bool toLds = mnemonic.starts_with("buffer_load") && llvm::StringRef(text).rtrim().ends_with(" lds");
-      if (interestingAmdMnemonic(mnemonic))
-        ++histogram[toLds ? mnemonic.str() + "_lds" : mnemonic.str()];
+      names.emplace_back(interestingAmdMnemonic(mnemonic) ? (toLds ? mnemonic.str() + "_lds" : mnemonic.str()) : "");
+      if (!names.back().empty())
+        ++histogram[names.back()];
+      addresses.push_back(address + offset);
+      uint64_t target;
+      if (analysis->isBranch(inst) && analysis->evaluateBranch(inst, address + offset, size, target) &&
+          target <= address + offset)
+        backward.emplace_back(target, address + offset);
       offset += size;
     }
+    std::vector<std::pair<size_t, size_t>> loops;
+    for (auto [target, branch] : backward)
+      loops.emplace_back(size_t(llvm::lower_bound(addresses, target) - addresses.begin()),
+                         size_t(llvm::lower_bound(addresses, branch) - addresses.begin()));
+    countInLoops(names, loops, loopHistogram);
     return total;
   }
 };
@@ -337,7 +370,7 @@ std::optional<InspectError> inspectHsaco(llvm::MemoryBufferRef buffer, FileRepor
           range->second.first + range->second.second <= textAddress + textBytes.size() && range->second.second > 0) {
         uint64_t begin = range->second.first - textAddress;
         k.totalInstructions = disassembler.count(textBytes.slice(begin, range->second.second), range->second.first,
-                                                 k.histogram);
+                                                 k.histogram, k.loopHistogram);
       }
     }
     report.kernels.push_back(std::move(k));
@@ -356,9 +389,17 @@ bool interestingPtxOpcode(llvm::StringRef op) {
   return llvm::any_of(kPrefixes, [&](const char *p) { return op.starts_with(p); });
 }
 
+/// A kernel's PTX statements as far as loops go: the histogram's name of each (empty where it
+/// skips it), where each label points, and the loops (backward branches) found so far.
+struct PtxBody {
+  std::vector<std::string> names;
+  std::map<std::string, size_t, std::less<>> labels;
+  std::vector<std::pair<size_t, size_t>> loops;
+};
+
 /// Counts one PTX statement (an instruction, possibly predicated) of `kernel`; register
 /// declarations and other directives do not count.
-void countPtxStatement(llvm::StringRef line, KernelReport &kernel) {
+void countPtxStatement(llvm::StringRef line, KernelReport &kernel, PtxBody &body) {
   if (line.empty() || line.starts_with("."))
     return;
   if (line.starts_with("@")) // predicate guard
@@ -367,8 +408,14 @@ void countPtxStatement(llvm::StringRef line, KernelReport &kernel) {
   if (op.empty())
     return;
   ++*kernel.totalInstructions;
-  if (interestingPtxOpcode(op))
+  body.names.emplace_back(interestingPtxOpcode(op) ? op.str() : "");
+  if (!body.names.back().empty())
     ++kernel.histogram[op.str()];
+  if (op == "bra" || op.starts_with("bra.")) {
+    llvm::StringRef label = line.drop_front(op.size()).trim().rtrim(';').trim();
+    if (auto it = body.labels.find(label); it != body.labels.end())
+      body.loops.emplace_back(it->second, body.names.size() - 1);
+  }
 }
 
 std::optional<std::string> findPtxas() {
@@ -462,6 +509,8 @@ std::optional<InspectError> inspectPtx(llvm::StringRef text, const std::string &
   KernelReport *current = nullptr;
   KernelReport helpers; // .func bodies: counted, not reported
   helpers.totalInstructions = 0;
+  std::map<size_t, PtxBody> bodies; // by kernel index (map nodes stay put)
+  PtxBody helperBody, *body = nullptr;
   llvm::Regex entry("\\.entry[ \t]+([A-Za-z_$.][A-Za-z0-9_$.]*)");
   llvm::Regex func("\\.func[ \t]+(\\([^)]*\\)[ \t]*)?([A-Za-z_$.][A-Za-z0-9_$.]*)");
   for (llvm::StringRef raw : lines) {
@@ -473,12 +522,14 @@ std::optional<InspectError> inspectPtx(llvm::StringRef text, const std::string &
     }
     llvm::SmallVector<llvm::StringRef> m;
     if (!line.starts_with(".extern") && entry.match(line, &m)) {
-      report.kernels.push_back(KernelReport{m[1].str(), {}, std::nullopt, 0, {}});
+      report.kernels.push_back(KernelReport{m[1].str(), {}, std::nullopt, 0, {}, {}});
       current = &report.kernels.back();
+      body = &bodies[report.kernels.size() - 1];
       continue;
     }
     if (!line.starts_with(".extern") && func.match(line, &m)) {
       current = &helpers;
+      body = &helperBody;
       continue;
     }
     // Inline assembly puts a whole { ...; ...; } block on one line: count each statement.
@@ -486,15 +537,21 @@ std::optional<InspectError> inspectPtx(llvm::StringRef text, const std::string &
       llvm::SmallVector<llvm::StringRef> statements;
       line.drop_front().drop_back().split(statements, ';', -1, /*KeepEmpty=*/false);
       for (llvm::StringRef statement : statements)
-        countPtxStatement(statement.trim(), *current);
+        countPtxStatement(statement.trim(), *current, *body);
       continue;
     }
-    if (!current || line.empty() || line.starts_with("//") || line.starts_with(".") || line.ends_with(":") ||
+    if (current && line.ends_with(":") && !line.starts_with("//")) { // a label: the next statement's
+      body->labels[line.drop_back().trim().str()] = body->names.size();
+      continue;
+    }
+    if (!current || line.empty() || line.starts_with("//") || line.starts_with(".") ||
         line.starts_with("{") || line.starts_with("}") || line.starts_with("(") || line.starts_with(")") ||
         line.starts_with(","))
       continue;
-    countPtxStatement(line, *current);
+    countPtxStatement(line, *current, *body);
   }
+  for (auto &[index, kernelBody] : bodies)
+    countInLoops(kernelBody.names, kernelBody.loops, report.kernels[index].loopHistogram);
   if (report.target.empty() || !text.contains(".version"))
     return InspectError{"not a PTX file (no .version / .target directives)"};
   if (auto ptxas = findPtxas()) {
@@ -550,6 +607,10 @@ void printJson(const FileReport &report, llvm::raw_ostream &os) {
                 for (const auto &[name, count] : k.histogram)
                   j.attribute(name, count);
               });
+              j.attributeObject("in_loops", [&] {
+                for (const auto &[name, count] : k.loopHistogram)
+                  j.attribute(name, count);
+              });
             });
         });
       }
@@ -583,6 +644,12 @@ void printText(const FileReport &report, llvm::raw_ostream &os) {
     if (k.totalInstructions) {
       os << "  instructions " << *k.totalInstructions;
       for (const auto &[name, count] : k.histogram)
+        os << "  " << name << "=" << count;
+      os << "\n";
+    }
+    if (!k.loopHistogram.empty()) {
+      os << "  in loops";
+      for (const auto &[name, count] : k.loopHistogram)
         os << "  " << name << "=" << count;
       os << "\n";
     }

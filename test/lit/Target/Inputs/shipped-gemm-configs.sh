@@ -54,6 +54,9 @@ for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv "$configs"/gemm
         fi
         # The first kernel is the GEMM (a split-K module adds gemm_reduce after it).
         info=$("$wavetile" inspect "$object" | awk '/^kernel /{n++} n==1')
+        # Its K loop (where a split has more than one K step): the matrix instructions in it.
+        steps=$(((((k + bk - 1) / bk) + split - 1) / split))
+        loop=$(grep '^  in loops' <<<"$info")
         if [[ $skinny == 1 ]]; then # vector-unit products: no matrix instructions, no LDS operands
           missing=$(needs "$info" 'spill_store_bytes=0 spill_load_bytes=0|vgpr_spill_count=0 sgpr_spill_count=0' \
             'ld\.global\.v4|buffer_load_dwordx4')
@@ -71,6 +74,7 @@ for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv "$configs"/gemm
             matrix='wgmma\.mma_async'
           fi
           missing=$(needs "$info" 'spill_store_bytes=0 spill_load_bytes=0' "$matrix" $ring)
+          ((steps > 1)) && [[ -n $(needs "$loop" "$matrix") ]] && missing+=" $matrix in the K loop"
           [[ $stages -le 1 ]] && grep -q 'cp\.async' <<<"$info" && missing+=" (cp.async without a ring)"
         else
           # 128-bit buffer loads (into registers, or straight into LDS for deeper rings on
@@ -92,6 +96,7 @@ for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv "$configs"/gemm
           lds_read='ds_read_b128='
           missing=$(needs "$info" 'private_segment_fixed_size=0 vgpr_spill_count=0' \
             'occupancy [0-9]+ waves/SIMD' 'v_mfma' "$global" "$lds_read")
+          ((steps > 1)) && [[ -n $(needs "$loop" 'v_mfma') ]] && missing+=" v_mfma in the K loop"
           # SGPRs spilled into VGPR lanes (no scratch, no memory traffic): a known gap of
           # CDNA3's rings, whose dword load-to-LDS instructions each take an LDS address in
           # an SGPR; anywhere else a failure.
@@ -103,6 +108,7 @@ for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv "$configs"/gemm
             missing='sgpr_spill_count=0'
           fi
         fi
+        missing=${missing# }
         if [[ -z $missing ]]; then report ok "$name"; else report FAIL "$name lacks: $missing"; fi
       done
     done
