@@ -95,7 +95,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{GatedActivation::GeluTanh, DType::bf16, 1000, 7}, Case{GatedActivation::Swiglu, DType::bf16, 6, 2880},
         Case{GatedActivation::Swiglu, DType::f32, 3, 127},
         // Widths 2048 does not divide but 1024 and 512 do: unmasked narrower programs.
-        Case{GatedActivation::Silu, DType::bf16, 7, 7168}, Case{GatedActivation::Swiglu, DType::f16, 3, 2560}),
+        Case{GatedActivation::Silu, DType::bf16, 7, 7168}, Case{GatedActivation::Swiglu, DType::f16, 3, 2560},
+        // The row and hidden sizes not above: one row, 127 rows, and widths past 65536.
+        Case{GatedActivation::Gelu, DType::bf16, 1, 4096}, Case{GatedActivation::GeluTanh, DType::f16, 127, 5120},
+        Case{GatedActivation::Silu, DType::bf16, 2, 65537}, Case{GatedActivation::Swiglu, DType::f32, 1, 65537}),
     [](const auto &info) {
       return std::string(gatedActivationName(info.param.kind)) + "_" + dsl::dtypeName(info.param.dtype) + "_" +
              std::to_string(info.param.m) + "x" + std::to_string(info.param.d);

@@ -658,6 +658,10 @@ INSTANTIATE_TEST_SUITE_P(
         ScaledCase{DType::f8E4M3FN, DType::bf16, 17, 70, 96, true, true, false, 1},
         ScaledCase{DType::f8E4M3FNUZ, DType::f32, 2, 64, 200, false, false, true, 1},
         ScaledCase{DType::i8, DType::f16, 130, 33, 64, false, true, false, 1},
+        // The rest of the fp8 inputs by outputs.
+        ScaledCase{DType::f8E4M3FN, DType::f16, 1, 37, 150, true, false, true, 1},
+        ScaledCase{DType::f8E4M3FNUZ, DType::bf16, 17, 45, 130, false, true, true, 1},
+        ScaledCase{DType::f8E4M3FNUZ, DType::f16, 130, 29, 70, true, true, false, 1},
         // int8 skinny: exact i32 sums of byte products (dp4a on NVIDIA), tails in N and K
         ScaledCase{DType::i8, DType::bf16, 5, 70, 200, true, true, true, 2, GemmConfig{8, 16, 64, 1, 4, 2, true}},
         ScaledCase{DType::i8, DType::f32, 1, 33, 520, true, false, false, 1, GemmConfig{1, 32, 256, 1, 4, 1, true}},
@@ -725,15 +729,17 @@ struct BlockCase {
   int64_t stages = 2; // with split > 1 (or stages > 2): 16x32 tiles (32x64 with more rows)
   bool xScaleKBlockMajor = false; // x_scale [M, K/128] stored with unit stride along M
   int64_t tileN = 0;              // 64-row tiles this wide (64: wgmma on sm_90a; 256: two scale blocks)
+  std::optional<GemmConfig> config = std::nullopt; // instead of the above
 };
 
-class GemmBlockScaleTest : public ::testing::TestWithParam<BlockCase> {};
-
-TEST_P(GemmBlockScaleTest, MatchesDoubleReference) {
-  const BlockCase c = GetParam();
+/// Runs `c` against the double reference; false (with the reason in *skipped) where the
+/// target's shared memory cannot hold the tile.
+bool checkBlockScale(const BlockCase &c, std::string *skipped) {
   std::string error;
   wavetile::test::HostOps host;
-  ASSERT_TRUE(host.runtime);
+  EXPECT_TRUE(host.runtime);
+  if (!host.runtime)
+    return true;
   std::mt19937_64 rng = wavetile::test::freshGenerator();
   std::uniform_real_distribution<float> scale(0.001f, 0.1f);
   const bool fnuz = c.in == DType::f8E4M3FNUZ;
@@ -752,8 +758,10 @@ TEST_P(GemmBlockScaleTest, MatchesDoubleReference) {
       kBlockMajor[b * c.m + r] = xs[r * kb + b];
   TensorRef xScale = c.xScaleKBlockMajor ? TensorRef{kBlockMajor.data(), DType::f32, {c.m, kb}, {1, c.m}}
                                          : TensorRef::contiguous(xs.data(), DType::f32, {c.m, kb});
-  std::optional<GemmConfig> config;
-  if (c.tileN)
+  std::optional<GemmConfig> config = c.config;
+  if (config)
+    ;
+  else if (c.tileN)
     config = GemmConfig{64, c.tileN, 128, c.stages, 4, c.split};
   else if (c.split > 1 || c.stages > 2)
     config = c.m > 16 ? GemmConfig{32, 64, 128, c.stages, 4, c.split} : GemmConfig{16, 32, 128, c.stages, 4, c.split};
@@ -761,10 +769,13 @@ TEST_P(GemmBlockScaleTest, MatchesDoubleReference) {
                                        TensorRef::contiguous(x.data(), c.in, {c.m, c.k}),
                                        TensorRef::contiguous(w.data(), c.in, {c.n, c.k}), xScale,
                                        TensorRef::contiguous(ws.data(), DType::f32, {nb, kb}), &error, config);
-  // gfx942's 64 KiB of LDS cannot hold two 64x256 K steps.
-  if (!ok && c.tileN > 128 && host.runtime->target() == "gfx942" && refusedForSharedMemory(error))
-    GTEST_SKIP() << error;
-  ASSERT_TRUE(ok) << error;
+  if (!ok && refusedForSharedMemory(error)) {
+    *skipped = error;
+    return false;
+  }
+  EXPECT_TRUE(ok) << error;
+  if (!ok)
+    return true;
   int64_t bad = 0;
   for (int64_t r = 0; r < c.m; ++r)
     for (int64_t col = 0; col < c.n; ++col) {
@@ -786,12 +797,26 @@ TEST_P(GemmBlockScaleTest, MatchesDoubleReference) {
         ADD_FAILURE() << "out[" << r << ", " << col << "] = " << got << ", expected " << ref << " ± " << tolerance;
     }
   EXPECT_EQ(bad, 0);
+  return true;
+}
+
+class GemmBlockScaleTest : public ::testing::TestWithParam<BlockCase> {};
+
+TEST_P(GemmBlockScaleTest, MatchesDoubleReference) {
+  std::string skipped;
+  // gfx942's 64 KiB of LDS cannot hold two 64x256 K steps.
+  if (!checkBlockScale(GetParam(), &skipped)) {
+    EXPECT_TRUE(GetParam().tileN > 128 && wavetile::test::HostOps().runtime->target() == "gfx942") << skipped;
+    GTEST_SKIP() << skipped;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Host, GemmBlockScaleTest,
                          ::testing::Values(BlockCase{DType::f8E4M3FN, DType::bf16, 5, 200, 300, 1},
                                            BlockCase{DType::f8E4M3FNUZ, DType::f32, 3, 130, 512, 2},
                                            BlockCase{DType::f8E4M3FN, DType::f16, 70, 64, 128, 1},
+                                           BlockCase{DType::f8E4M3FNUZ, DType::bf16, 1, 150, 260, 1},
+                                           BlockCase{DType::f8E4M3FNUZ, DType::f16, 17, 90, 200, 1},
                                            // Deeper rings: the scales prefetched with the operands
                                            // and broadcast into the accumulator's layout from the
                                            // ring; tails in M, N and K (70x64x128 above: wgmma on
@@ -926,10 +951,11 @@ TEST(GemmOp, ShippedConfigurationsMatchTheReference) {
 }
 
 // MXFP4 × MXFP4 against a double reference that decodes e2m1 from its own table: random codes,
-// e8m0 scale bytes drawn from the given ranges.
+// e8m0 scale bytes drawn from the given ranges; written as `outType`, with a random bias if asked.
 void checkA4W4(int64_t m, int64_t n, int64_t k, std::optional<GemmConfig> config, std::pair<int, int> xExponents,
-               std::pair<int, int> wExponents) {
-  SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+               std::pair<int, int> wExponents, DType outType = DType::f32, bool withBias = false) {
+  SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " -> " +
+               dsl::dtypeName(outType) + (withBias ? " with bias" : ""));
   const float e2m1[] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
   std::string error;
   wavetile::test::HostOps host;
@@ -951,17 +977,23 @@ void checkA4W4(int64_t m, int64_t n, int64_t k, std::optional<GemmConfig> config
     double v = (code & 8 ? -1 : 1) * e2m1[code & 7];
     return v * std::ldexp(1.0, int(scales[row * k / 32 + i / 32]) - 127);
   };
-  HostBuffer out(DType::f32, m * n);
+  HostBuffer out(outType, m * n), bias(outType, n);
+  std::uniform_real_distribution<float> biasValue(-4.f, 4.f);
+  for (int64_t c = 0; c < n; ++c)
+    bias.set(c, biasValue(rng));
+  const TensorRef biasRef = TensorRef::contiguous(bias.data(), outType, {n});
   out.poison();
-  const bool ok = gemm_a4w4(*host.runtime, TensorRef::contiguous(out.data(), DType::f32, {m, n}),
+  const bool ok = gemm_a4w4(*host.runtime, TensorRef::contiguous(out.data(), outType, {m, n}),
                             TensorRef::contiguous(x.data(), DType::f4E2M1FN, {m, k / 2}),
                             TensorRef::contiguous(w.data(), DType::f4E2M1FN, {n, k / 2}),
                             TensorRef::contiguous(xs.data(), DType::f8E8M0FNU, {m, k / 32}),
-                            TensorRef::contiguous(ws.data(), DType::f8E8M0FNU, {n, k / 32}), nullptr, &error, config);
+                            TensorRef::contiguous(ws.data(), DType::f8E8M0FNU, {n, k / 32}),
+                            withBias ? &biasRef : nullptr, &error, config);
   // gfx942's 64 KiB of LDS cannot hold the H200's 64x256 ring (its epilogue's layout change
   // alone takes 64 KiB).
-  if (!ok && host.runtime->target() == "gfx942" && config && config->blockN >= 256 && refusedForSharedMemory(error)) {
-    std::printf("not on gfx942: %s\n", error.c_str());
+  if (!ok && refusedForSharedMemory(error)) {
+    EXPECT_TRUE(host.runtime->target() == "gfx942" && config && config->blockN >= 256) << error;
+    std::printf("not on %s: %s\n", host.runtime->target().c_str(), error.c_str());
     return;
   }
   ASSERT_TRUE(ok) << error;
@@ -974,8 +1006,10 @@ void checkA4W4(int64_t m, int64_t n, int64_t k, std::optional<GemmConfig> config
         ref += p;
         magnitude += std::abs(p);
       }
+      if (withBias)
+        ref += bias.get(c);
       double got = out.get(r * n + c);
-      if (!(std::abs(got - ref) <= 2e-5 * magnitude + 1e-6) && bad++ < 5)
+      if (!(std::abs(got - ref) <= out.ulp() * std::abs(ref) + 2e-5 * magnitude + 1e-6) && bad++ < 5)
         ADD_FAILURE() << "out[" << r << ", " << c << "] = " << got << ", expected " << ref;
     }
   EXPECT_EQ(bad, 0);
@@ -1011,6 +1045,15 @@ TEST(GemmA4W4Op, MatchesDoubleReference) {
     checkA4W4(m, n, k, config, {122, 132}, {122, 132});
 }
 
+// 16-bit outputs and a bias, after the product's scaling: the decode default, a ring, and 130
+// rows (the large-M default). Scales up to 2^1 keep sums inside f16's range.
+TEST(GemmA4W4Op, WritesSixteenBitOutputsWithABias) {
+  checkA4W4(3, 40, 128, std::nullopt, {120, 128}, {120, 128}, DType::bf16, true);
+  checkA4W4(17, 70, 96, GemmConfig{16, 32, 64, 3, 4, 1}, {120, 128}, {120, 128}, DType::f16, true);
+  checkA4W4(130, 36, 160, std::nullopt, {120, 128}, {120, 128}, DType::bf16, true);
+  checkA4W4(1, 72, 320, std::nullopt, {120, 128}, {120, 128}, DType::f16, false);
+}
+
 // X's scales at bf16's smallest (byte 0 is the denormal 2^-127, so decoded values reach the
 // denormal 2^-128) and W's near its largest (up to 6 * 2^125): the products stay near 1, so a
 // decode that flushed denormals or overflowed would miss the reference. Tiles of 16, 32 and 64
@@ -1023,6 +1066,50 @@ TEST(GemmA4W4Op, DecodesScalesAtTheEdgesOfBf16) {
         {40, 48, 192, GemmConfig{64, 64, 64, 3, 4, 1}},
         {1, 72, 320, skinny({1, 16, 256, 1, 4, 1})}})
     checkA4W4(m, n, k, config, {0, 2}, {250, 252});
+}
+
+// Every configuration of the shipped block-scaled and MXFP4 tables runs against the double
+// reference (as ShippedConfigurationsMatchTheReference runs the others): small shapes with
+// tails, one K step per split plus a tail, the device's fp8 for block scales, bf16 out. The
+// tables are the H200's (sm_90a rows): their skinny MXFP4 tiles sum i8 products, which only
+// NVIDIA targets build (elsewhere skinny tiles decode to f32 and hold fewer products).
+TEST(GemmOp, ShippedScaledConfigurationsMatchTheReference) {
+  const std::string target = wavetile::test::HostOps().runtime->target();
+  const DType fp8 = defaultFp8(target);
+  int ran = 0;
+  for (const char *op : {"gemm_a8w8_blockscale", "gemm_a4w4"}) {
+    std::istringstream in(shippedTable(op));
+    std::string error;
+    auto table = TunedConfigs::parse(in, op, gemmTuningKeys(), &error);
+    ASSERT_TRUE(table) << error;
+    const bool mx = std::string(op) == "gemm_a4w4";
+    std::set<std::string> seen;
+    for (const TunedRow &row : table->rows()) {
+      std::optional<GemmConfig> config = gemmConfigOf(row, &error);
+      ASSERT_TRUE(config) << error;
+      if (!seen.insert(config->key()).second)
+        continue;
+      SCOPED_TRACE(std::string(op) + " " + config->key());
+      const int64_t m = config->blockM + 3, n = config->blockN + 5, k = config->blockK * config->splitK + 32;
+      if (mx && config->skinny && !target.starts_with("sm_")) {
+        std::printf("skipped %s %s: skinny MXFP4 tiles of i8 products are NVIDIA's\n", op, config->key().c_str());
+        continue;
+      }
+      if (mx) {
+        checkA4W4(m, n, k, config, {122, 132}, {122, 132}, DType::bf16);
+      } else {
+        BlockCase c{fp8, DType::bf16, m, n, k, config->splitK};
+        c.config = config;
+        std::string skipped;
+        if (!checkBlockScale(c, &skipped)) {
+          std::printf("skipped %s %s: %s\n", op, config->key().c_str(), skipped.c_str());
+          continue;
+        }
+      }
+      ++ran;
+    }
+  }
+  EXPECT_GT(ran, 10);
 }
 
 TEST(GemmA4W4Op, RefusesAKThatIsNotAMultipleOf32) {

@@ -181,7 +181,12 @@ INSTANTIATE_TEST_SUITE_P(Host, MxQuantTest,
                                            Case{DType::bf16, 2, 20000, MxScaleRound::RoundUp, false}, // in chunks
                                            // From kFewQuantRows rows: chunks of 2048 columns, 32 bytes per thread
                                            Case{DType::bf16, 520, 2080, MxScaleRound::RoundUp, true},
-                                           Case{DType::f32, 1, 32, MxScaleRound::Ceil, true}),
+                                           Case{DType::f32, 1, 32, MxScaleRound::Ceil, true},
+                                           // The row and hidden sizes not above.
+                                           Case{DType::bf16, 127, 5120, MxScaleRound::Even, true},
+                                           Case{DType::f16, 1000, 64, MxScaleRound::RoundDown, false},
+                                           Case{DType::bf16, 3, 65536, MxScaleRound::Ceil, false},
+                                           Case{DType::f32, 1, 4096, MxScaleRound::RoundUp, true}),
                          [](const auto &info) {
                            const Case &c = info.param;
                            return std::string(dsl::dtypeName(c.in)) + "_" + std::to_string(c.m) + "x" +

@@ -148,7 +148,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{DType::f16, DType::f4E2M1FN, 2, 17000, 32, false, true, true},
                       Case{DType::bf16, DType::f4E2M1FN, 2, 17000, 32, true, false, false}, // chunked bf16 pairs
                       // kManyNormRows rows or more: 64 bytes per thread.
-                      Case{DType::f32, DType::f8E4M3FN, kManyNormRows, 300, 0, false, false, false}),
+                      Case{DType::f32, DType::f8E4M3FN, kManyNormRows, 300, 0, false, false, false},
+                      // The row and hidden sizes not above, and per-group 64.
+                      Case{DType::bf16, DType::i8, 1, 1, 0, false, false, false},
+                      Case{DType::f16, DType::f8E4M3FN, 127, 31, 0, true, false, false},
+                      Case{DType::bf16, DType::f8E4M3FN, 3, 5120, 64, false, false, false},
+                      Case{DType::bf16, DType::i8, 3, 65537, 0, true, false, false},
+                      Case{DType::f32, DType::i8, 3, 4096, 64, true, false, false}),
     [](const auto &info) {
       const Case &c = info.param;
       return std::string(dsl::dtypeName(c.in)) + "_to_" + dsl::dtypeName(c.out) + "_" + std::to_string(c.m) + "x" +

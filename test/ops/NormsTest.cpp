@@ -129,6 +129,7 @@ protected:
 
 TEST_P(RmsNormTest, Plain) { check(false, false, false); }
 TEST_P(RmsNormTest, FusedAdd) { check(true, false, false); }
+TEST_P(RmsNormTest, Gemma) { check(false, true, false); }
 TEST_P(RmsNormTest, GemmaFusedAdd) { check(true, true, false); }
 TEST_P(RmsNormTest, ModelSensitive) { check(false, false, true); }
 TEST_P(RmsNormTest, LayerNorm) { check(false, false, false, true); }

@@ -142,14 +142,24 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{QuantScheme::PerGroup, DType::bf16, DType::f8E4M3FN, 7, 7168, 128},
                       Case{QuantScheme::PerGroup, DType::f16, DType::i8, 5, 96, 32},
                       Case{QuantScheme::PerGroup, DType::f32, DType::f8E4M3FNUZ, 3, 320, 64},
+                      // Every group size with both outputs, at the row and hidden sizes.
+                      Case{QuantScheme::PerGroup, DType::bf16, DType::f8E4M3FN, 1, 4096, 32},
+                      Case{QuantScheme::PerGroup, DType::f16, DType::i8, 127, 5120, 64},
+                      Case{QuantScheme::PerGroup, DType::bf16, DType::i8, 3, 65536, 128},
+                      Case{QuantScheme::PerGroup, DType::f32, DType::f8E4M3FN, 1000, 64, 64},
                       // From kFewQuantRows rows: chunks of 2048 columns, 32 bytes per thread
                       Case{QuantScheme::PerGroup, DType::bf16, DType::f8E4M3FN, 515, 2176, 128},
                       Case{QuantScheme::StaticPerTensor, DType::bf16, DType::f8E4M3FN, 5, 5000, 0},
                       Case{QuantScheme::StaticPerTensor, DType::f32, DType::i8, 3, 33, 0},
+                      Case{QuantScheme::StaticPerTensor, DType::f16, DType::f8E4M3FNUZ, 3, 4096, 0},
+                      Case{QuantScheme::StaticPerTensor, DType::bf16, DType::i8, 1, 65537, 0},
+                      Case{QuantScheme::StaticPerTensor, DType::bf16, DType::f8E4M3FN, 1000, 31, 0},
                       // More rows than amax partials: programs reduce several rows each.
                       Case{QuantScheme::DynamicPerTensor, DType::bf16, DType::f8E4M3FN, 1100, 33, 0},
                       Case{QuantScheme::DynamicPerTensor, DType::f16, DType::i8, 3, 20000, 0},
                       Case{QuantScheme::DynamicPerTensor, DType::f32, DType::f8E4M3FNUZ, 1, 7, 0},
+                      Case{QuantScheme::DynamicPerTensor, DType::bf16, DType::i8, 127, 31, 0},
+                      Case{QuantScheme::DynamicPerTensor, DType::f16, DType::f8E4M3FN, 3, 65537, 0},
                       // One row, or packed rows one program holds: quantized as a single row.
                       Case{QuantScheme::DynamicPerTensor, DType::bf16, DType::f8E4M3FN, 1, 20000, 0},
                       Case{QuantScheme::DynamicPerTensor, DType::bf16, DType::f8E4M3FN, 3, 4096, 0, true},
@@ -189,6 +199,14 @@ TEST(QuantOp, Int8RoundsHalvesToEvenAndClamps) {
 
 // No rows: the per-tensor scale of nothing is 1 (AITER's zero-amax rule), written by the
 // one quantizing program, which has no row of its own to write.
+// fp8 is e4m3fnuz on gfx942 and e4m3fn elsewhere (gfx950, NVIDIA, the host) unless an op is
+// given another.
+TEST(QuantOp, DefaultFp8IsTheTargetsOwn) {
+  EXPECT_EQ(defaultFp8("gfx942"), DType::f8E4M3FNUZ);
+  for (const char *target : {"gfx950", "sm_90", "sm_90a", "host"})
+    EXPECT_EQ(defaultFp8(target), DType::f8E4M3FN) << target;
+}
+
 TEST(QuantOp, DynamicPerTensorScaleOfNoRowsIsOne) {
   std::string error;
   if (const char *emulated = std::getenv("WAVETILE_TEST_EMULATE"); emulated && *emulated)
@@ -253,7 +271,12 @@ TEST(DequantOp, DecodesEveryScheme) {
   };
   for (Scheme c : {Scheme{DType::f8E4M3FN, DType::bf16, 5, 300, 5, 1}, Scheme{DType::i8, DType::f32, 3, 256, 3, 2},
                    Scheme{DType::f8E4M3FNUZ, DType::f16, 4, 100, 1, 0}, Scheme{DType::i8, DType::bf16, 6, 40, 6, 0},
-                   Scheme{DType::f4E2M1FN, DType::bf16, 3, 100, 3, 4}, Scheme{DType::f4E2M1FN, DType::f32, 2, 64, 2, 2}}) {
+                   Scheme{DType::f4E2M1FN, DType::bf16, 3, 100, 3, 4}, Scheme{DType::f4E2M1FN, DType::f32, 2, 64, 2, 2},
+                   // The row and hidden sizes, each scheme and group size.
+                   Scheme{DType::f8E4M3FN, DType::f32, 127, 5120, 127, 40}, Scheme{DType::i8, DType::f16, 1000, 31, 1000, 0},
+                   Scheme{DType::f8E4M3FNUZ, DType::bf16, 1, 65537, 1, 0}, Scheme{DType::i8, DType::bf16, 3, 4096, 3, 64},
+                   Scheme{DType::i8, DType::f32, 3, 4096, 3, 128}, Scheme{DType::f8E4M3FN, DType::f16, 1, 4096, 1, 64},
+                   Scheme{DType::f4E2M1FN, DType::f16, 3, 4096, 3, 128}}) {
     SCOPED_TRACE(std::string(dsl::dtypeName(c.in)) + " -> " + dsl::dtypeName(c.out));
     const bool mx = c.in == DType::f4E2M1FN, fnuz = c.in == DType::f8E4M3FNUZ;
     const int64_t columns = mx ? c.n / 2 : c.n;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -106,6 +107,38 @@ TEST(TunedDispatch, UntunedShapesAreCapturedOnce) {
   auto keys = TunedConfigs::load(capture.path.string(), kKeys, &error);
   ASSERT_TRUE(keys) << error;
   EXPECT_EQ(keys->size(), 2u);
+}
+
+// WAVETILE_LOG_UNTUNED=1 logs each untuned shape once on stderr; WAVETILE_TUNE_CAPTURE names
+// the capture file; other values of the first log nothing.
+TEST(TunedDispatch, EnvironmentLogsEachUntunedShapeOnce) {
+  TempFile table(kTable);
+  TempFile capture("", "untuned.csv");
+  std::string error;
+  auto configs = TunedConfigs::load(table.path.string(), kKeys, &error);
+  ASSERT_TRUE(configs) << error;
+  auto lookups = [&](const char *log) {
+    ::setenv("WAVETILE_LOG_UNTUNED", log, 1);
+    ::setenv("WAVETILE_TUNE_CAPTURE", capture.path.string().c_str(), 1);
+    TunedDispatch dispatch("gemm_a16w16", *configs, TunedDispatch::Options::fromEnvironment());
+    ::unsetenv("WAVETILE_LOG_UNTUNED");
+    ::unsetenv("WAVETILE_TUNE_CAPTURE");
+    ::testing::internal::CaptureStderr();
+    dispatch.lookup({"sm_90", "132", "1", "8192", "8192", "bf16"}); // tuned
+    for (int i = 0; i < 3; ++i)
+      dispatch.lookup({"sm_90", "132", "7", "4096", "4096", "bf16"});
+    dispatch.lookup({"sm_90", "132", "7", "4096", "1024", "bf16"});
+    return ::testing::internal::GetCapturedStderr();
+  };
+  EXPECT_EQ(lookups("1"), "wavetile: gemm_a16w16: no tuned configuration for target,cu_num,M,N,K,dtype = "
+                          "sm_90,132,7,4096,4096,bf16; using the default\n"
+                          "wavetile: gemm_a16w16: no tuned configuration for target,cu_num,M,N,K,dtype = "
+                          "sm_90,132,7,4096,1024,bf16; using the default\n");
+  EXPECT_EQ(lookups("0"), "");
+  std::ifstream in(capture.path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "target,cu_num,M,N,K,dtype\nsm_90,132,7,4096,4096,bf16\nsm_90,132,7,4096,1024,bf16\n"
+                  "sm_90,132,7,4096,4096,bf16\nsm_90,132,7,4096,1024,bf16\n");
 }
 
 } // namespace
