@@ -585,3 +585,208 @@ def test_gemm_a4w4_refuses_a_malformed_config():
         ops.gemm_a4w4(q, q, s, s, config=(16, 64))
     with pytest.raises(ops.OpError, match="skinny tiles hold at most 16 rows"):
         ops.gemm_a4w4(q, q, s, s, config=(32, 64, 128, 1, 4, 1, 1))
+
+
+# GELU gates at odd widths, static quantization, the quantizing RMSNorm without the add, RoPE
+# with offsets and two tensors out of place, fp8_dtype.
+
+def _gelu_reference(name, g, u):
+    """torch's GELUs in float64: exact (erf) and the tanh approximation."""
+    from math import erf
+    g, u = g.astype(np.float64), u.astype(np.float64)
+    if name == "gelu_and_mul":
+        return 0.5 * g * (1.0 + np.vectorize(erf)(g / np.sqrt(2.0))) * u
+    return 0.5 * g * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (g + 0.044715 * g ** 3))) * u
+
+
+def _poisoned_out(m, n, dtype):
+    """A NaN-filled [m, n] view into rows of n + 5 (the padding checked afterwards)."""
+    full = _encode(np.full((m, n + 5), np.nan), dtype)[0]
+    return full, full[:, :n]
+
+
+@pytest.mark.parametrize("name", ["gelu_and_mul", "gelu_tanh_and_mul"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bf16"])
+@pytest.mark.parametrize("m,d", [(5, 31), (3, 4097)])
+def test_gelu_gates_odd_widths(name, dtype, m, d):
+    rng = _rng(m, d, len(name), len(dtype), 31)
+    x, xf = _padded(m, 2 * d, dtype, rng.normal(0, 2.5, (m, 2 * d)))
+    full, out = _poisoned_out(m, d, dtype)
+    before = full.copy()
+    getattr(ops, name)(out, x)
+    np.testing.assert_array_equal(full[:, d:].view(np.uint8), before[:, d:].view(np.uint8), f"padding, seed {SEED}")
+    expected = _gelu_reference(name, xf[:, :d], xf[:, d:])
+    got = _decode(out, dtype).astype(np.float64)
+    ulp = {"float32": 4e-6, "float16": 2.0 ** -10, "bf16": 2.0 ** -7}[dtype]
+    excess = np.abs(got - expected) - ulp * np.maximum(1.0, np.abs(expected))
+    assert not np.isnan(got).any() and excess.max() <= 0, f"{name}: max excess {excess.max()}, seed {SEED}"
+    if dtype != "float32":  # docs/ops.md: all but 1% (+4) of outputs >= 1 equal the rounded reference
+        large = np.abs(expected) >= 1
+        inexact = int((got[large] != _round(expected[large], dtype)).sum())
+        assert inexact <= large.sum() // 100 + 4, f"{name}: {inexact} of {large.sum()} inexact, seed {SEED}"
+
+
+def _fp8_out(q, fmt):
+    """A uint8 array as the (address, dtype, shape, strides) the extension reads as `fmt`."""
+    return (q.__array_interface__["data"][0], fmt, list(q.shape), list(q.strides))
+
+
+@pytest.mark.parametrize("dtype,m,n,out_fmt,ties", [("float32", 600, 2051, "i8", False), ("bf16", 7, 2051, "i8", True),
+                                                    ("float16", 5, 33, "i8", True),
+                                                    ("float32", 9, 2051, "e4m3fn", False)])
+def test_static_per_tensor_quant(dtype, m, n, out_fmt, ties):
+    rng = _rng(m, n, len(dtype), 41)
+    values = rng.normal(0, 3, (m, n))
+    if ties:  # exact halves of a power-of-two scale (half to even) and values past the clamp
+        scale = np.float32(2.0 ** -3)
+        flat = values.reshape(-1)  # rows and a row's tail alike
+        flat[:120] = (np.arange(-60, 60) + 0.5) * scale
+        flat[120:128] = np.array([127.5, -128.5, 200, -200, 1e4, -1e4, 127.25, -128.25]) * scale
+    x, xf = _padded(m, n, dtype, values)
+    if not ties:  # past the range: int8 clamps, e4m3fn saturates at 448
+        scale = np.float32(np.abs(xf).max() / (150 if out_fmt == "i8" else 500))
+    scale_array = np.array([scale], np.float32)
+    quotient = xf / scale  # the correctly rounded f32 quotient
+    if out_fmt == "i8":
+        full = np.full((m, n + 5), 0x5A, np.int8)
+        ops.static_per_tensor_quant(full[:, :n], x, scale_array)
+        expected = np.clip(np.rint(quotient), -128, 127).astype(np.int8)  # rint: half to even
+    else:
+        full = np.full((m, n + 5), 0xFF, np.uint8)
+        ops.static_per_tensor_quant(_fp8_out(full[:, :n], wavetile.language.float8_e4m3fn), x, scale_array)
+        expected = host.to_fp8_e4m3fn(quotient, saturate=True)
+    assert np.abs(quotient).max() > (127 if out_fmt == "i8" else 448)  # the clamp is reached
+    np.testing.assert_array_equal(full[:, :n], expected, f"seed {SEED}")
+    assert np.all(full[:, n:] == full.dtype.type(0x5A if out_fmt == "i8" else 0xFF)), "wrote past the rows"
+    assert scale_array[0] == scale  # an input, left alone
+
+
+@pytest.mark.parametrize("dtype,m,n,group,t5", [("bf16", 6, 4097, 0, 0), ("float16", 4, 4097, 0, 1),
+                                                ("float32", 5, 31, 0, 0), ("bf16", 4, 1536, 128, 0)])
+def test_rmsnorm_dynamicquant_without_add(dtype, m, n, group, t5):
+    rng = _rng(m, n, group, t5, 43)
+    values = rng.normal(0, 2, (m, n))
+    values[1] = 0  # an all-zero row: scale 1
+    x, xf = _padded(m, n, dtype, values)
+    w, wf = _encode(rng.uniform(0.5, 1.5, n), dtype)
+    span = group or n
+    full = np.full((m, n + 5), 99, np.int8)
+    q = full[:, :n]
+    scales = np.full((m, n // group) if group else (m,), np.nan, np.float32)
+    ops.rmsnorm2d_fwd_with_dynamicquant(q, x, scales, w, 1e-5, use_model_sensitive_rmsnorm=t5, group_size=group)
+    assert np.all(full[:, n:] == 99), "wrote past the rows"
+    # Independent: the norm in float64 rounded to the dtype, then amax / 127 and half-to-even codes.
+    y = _round(_reference(xf, wf, 1e-5, dtype, t5=bool(t5)), dtype).astype(np.float32)
+    amax = np.abs(y).reshape(m, n // span, span).max(axis=2)
+    expected_scales = np.where(amax > 0, amax / np.float32(127), np.float32(1)).astype(np.float32)
+    rtol = {"float32": 1e-5, "float16": 2.0 ** -10, "bf16": 2.0 ** -7}[dtype]  # one rounding of the amax
+    np.testing.assert_allclose(scales.reshape(m, -1), expected_scales, rtol=rtol, err_msg=f"seed {SEED}")
+    assert np.all(scales.reshape(m, -1)[1] == 1)
+    expected = np.clip(np.rint(y / np.repeat(expected_scales, span, axis=1)), -128, 127)
+    diff = np.abs(q.astype(np.int32) - expected)
+    assert diff.max() <= 1, f"codes off by {diff.max()}, seed {SEED}"
+    assert int((diff != 0).sum()) <= q.size // 50 + 4, f"{int((diff != 0).sum())} of {q.size} codes differ, seed {SEED}"
+    # And on the host exactly rmsnorm2d_fwd followed by the quantization op (docs/ops.md).
+    normalized = ops.rmsnorm2d_fwd(x, w, 1e-5, use_model_sensitive_rmsnorm=t5)
+    q2, scales2 = np.empty_like(q), np.empty((m, n // span), np.float32)
+    if group:
+        ops.dynamic_per_group_scaled_quant(q2, normalized, scales2, group)
+    else:
+        ops.dynamic_per_token_scaled_quant(q2, normalized, scales2)
+    np.testing.assert_array_equal(q, q2, f"seed {SEED}")
+    np.testing.assert_array_equal(scales.reshape(m, -1), scales2, f"seed {SEED}")
+
+
+def _check_rope(got, expected, dtype):
+    if dtype == "float32":
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6, err_msg=f"seed {SEED}")
+    else:
+        _check(_decode(got, dtype), expected, dtype)
+
+
+def _rope_tables(rng, rows, f, dtype):
+    angles = rng.uniform(-6, 6, (rows, 1, 1, f))
+    (cos, cosf), (sin, sinf) = _encode(np.cos(angles), dtype), _encode(np.sin(angles), dtype)
+    return cos, sin, cosf.astype(np.float64), sinf.astype(np.float64)
+
+
+@pytest.mark.parametrize("style,reuse,nope_first,dtype,index", [(0, True, False, "float32", np.int64),
+                                                                (1, False, True, "bf16", np.int32),
+                                                                (1, True, False, "float16", np.int64)])
+def test_rope_positions_offsets(style, reuse, nope_first, dtype, index):
+    s, b, h, d, rows = 5, 3, 3, 72, 48
+    f = 16 if reuse else 40
+    rng = _rng(style, reuse, nope_first, len(dtype), 47)
+    x, xf = _encode(rng.normal(0, 1, (s, b, h, d)), dtype)
+    cos, sin, cosf, sinf = _rope_tables(rng, rows, f, dtype)
+    pos, off = rng.integers(0, 24, (s, b)).astype(index), rng.integers(0, 24, (s, b)).astype(index)
+    pos[0, 0], off[0, 0] = rows - 1, 9  # past the table: its last row (docs/ops.md)
+    before = x.copy()
+    out = ops.rope_cached_positions_offsets_fwd(x, cos, sin, pos, off, style, reuse, nope_first)
+    np.testing.assert_array_equal(x, before)
+    table_rows = np.minimum(pos.astype(np.int64) + off, rows - 1)
+    expected = _rope_reference(xf.astype(np.float64), cosf[table_rows, 0], sinf[table_rows, 0], style, reuse,
+                               nope_first)
+    _check_rope(out, expected, dtype)
+
+
+@pytest.mark.parametrize("style,reuse,nope_first,dtype,offsets", [(0, False, False, "bf16", True),
+                                                                  (1, True, True, "float32", True),
+                                                                  (1, False, False, "float16", False)])
+def test_rope_two_tensors_out_of_place(style, reuse, nope_first, dtype, offsets):
+    s, b, hx, hy, d, rows = 3, 4, 5, 2, 96, 64
+    f = 24 if reuse else 64
+    rng = _rng(style, reuse, len(dtype), 53)
+    qkv, qkvf = _encode(rng.normal(0, 1, (s, b, hx + 2 * hy, d)), dtype)
+    qx, ky = qkv[:, :, :hx], qkv[:, :, hx:hx + hy]  # strided views into the fused buffer
+    before = qkv.copy()
+    cos, sin, cosf, sinf = _rope_tables(rng, rows, f, dtype)
+    pos = rng.integers(0, 32, (s, b))
+    off = rng.integers(0, 32, (s, b)) if offsets else None
+    out_x, out_y = ops.rope_cached_positions_2c_fwd(qx, ky, cos, sin, pos, style, reuse, nope_first, offsets=off)
+    np.testing.assert_array_equal(qkv, before)  # not in place
+    table_rows = pos + (off if offsets else 0)
+    for got, lo, hi in ((out_x, 0, hx), (out_y, hx, hx + hy)):
+        assert got.shape == (s, b, hi - lo, d)
+        expected = _rope_reference(qkvf[:, :, lo:hi].astype(np.float64), cosf[table_rows, 0], sinf[table_rows, 0],
+                                   style, reuse, nope_first)
+        _check_rope(got, expected, dtype)
+
+
+def test_fp8_dtype_per_target(monkeypatch):
+    """fp8_dtype asks torch for the device and the library for its target: a stand-in torch
+    (sentinel dtypes) and GPUs whose targets are named, as ops._gpu returns them."""
+    import sys
+    import types
+    torch = types.ModuleType("torch")
+    torch.float8_e4m3fn, torch.float8_e4m3fnuz = object(), object()
+
+    class Device:
+        def __init__(self, kind, index=None):
+            if isinstance(kind, Device):
+                kind, index = kind.type, kind.index
+            elif ":" in kind:
+                kind, index = kind.split(":")[0], int(kind.split(":")[1])
+            self.type, self.index = kind, index
+
+    torch.device = Device
+    current = [0]
+    torch.cuda = types.SimpleNamespace(current_device=lambda: current[0])
+    targets = ["gfx942", "gfx950", "sm_90", "sm_90a"]
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(ops, "_gpu", lambda i: types.SimpleNamespace(device=types.SimpleNamespace(target=targets[i])))
+    fn, fnuz = torch.float8_e4m3fn, torch.float8_e4m3fnuz
+    assert [ops.fp8_dtype(i) for i in range(4)] == [fnuz, fn, fn, fn]
+    assert ops.fp8_dtype("cuda:0") is fnuz and ops.fp8_dtype("cuda:2") is fn
+    assert ops.fp8_dtype(Device("cuda", 0)) is fnuz and ops.fp8_dtype(Device("cuda", 1)) is fn
+    assert ops.fp8_dtype("cuda") is fnuz  # no index: device 0
+    for current[0], expected in enumerate([fnuz, fn, fn, fn]):
+        assert ops.fp8_dtype() is expected  # None: torch's current device
+
+
+def test_fp8_dtype_needs_torch(monkeypatch):
+    """Without torch there is no dtype to give: a clear error, not a KeyError."""
+    import sys
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    with pytest.raises(ops.OpError, match="import torch first"):
+        ops.fp8_dtype()

@@ -223,7 +223,9 @@ def fp8_dtype(device=None):
     """The fp8 dtype library ops default to on `device` (a torch device or index; None: the
     current one): float8_e4m3fnuz on gfx942 (what its hardware converts), float8_e4m3fn on
     gfx950 and NVIDIA. AITER's dtypes.fp8."""
-    torch = sys.modules["torch"]
+    torch = sys.modules.get("torch")
+    if torch is None:
+        raise OpError("fp8_dtype gives a torch dtype of a GPU: import torch first")
     if device is None:
         index = torch.cuda.current_device()
     else:
