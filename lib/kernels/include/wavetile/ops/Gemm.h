@@ -1,12 +1,21 @@
 //===- Gemm.h - the GEMM family with AITER's names --------------*- C++ -*-===//
 //
 // Y = X · Wᵀ (+ bias), AITER's layout: `x` [M, K], `w` [N, K] (both unit stride along K),
-// `out` [M, N]; accumulation in f32, the bias added in f32, one rounding to out's dtype.
-//   gemm_a16w16   x, w bf16 or f16 (one dtype); out bf16, f16 or f32; bias [N] in out's dtype
-// Kernels are specialized on N, K, the dtypes and a configuration (tile sizes, pipeline
-// stages, warps, split-K), never on M. Split-K writes f32 partials to the runtime's workspace
-// and a second kernel sums them (deterministic, no atomics). The configuration comes from
-// the caller, or a heuristic (docs/tuning.md: tuned tables are the next step).
+// `out` [M, N] bf16, f16 or f32; accumulation in f32 (int8: exactly in i32), scales and bias
+// applied in f32, one rounding to out's dtype. The ops (docs/ops.md):
+//   gemm_a16w16            x, w bf16 or f16 (one dtype); bias [N] in out's dtype
+//   gemm_a8w8              x, w fp8 (e4m3fn or e4m3fnuz) or i8; f32 x_scale per token or
+//                          tensor, w_scale per channel or tensor; bias
+//   gemm_a8w8_bpreshuffle  gemm_a8w8 with W in shuffle_weight's (16, 16) layout
+//   gemm_a8w8_blockscale   fp8; f32 scales per 1x128 block of X and 128x128 of W; no bias
+//   gemm_a4w4              MXFP4 x and w (packed e2m1, e8m0 scales per 32 of K); bias
+// Kernels are specialized on N, K, the dtypes and a GemmConfig (tile sizes, pipeline stages,
+// warps, split-K, skinny), never on M. Split-K writes f32 partials to the runtime's workspace
+// and a second kernel sums them (deterministic, no atomics). The configuration is the
+// caller's, else the tuned table's row for the shape ($WAVETILE_TUNED_DIR/<op>.csv or the
+// tables shipped from lib/kernels/configs; gemm_a8w8_bpreshuffle reads gemm_a8w8's; lookup
+// in docs/tuning.md), else defaultGemmConfig. GemmSpec, buildGemm and fitGemmConfig are the
+// kernel generator behind the ops, for tools and tests; GemmTuner.h writes the tables.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAVETILE_OPS_GEMM_H
