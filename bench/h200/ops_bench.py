@@ -437,6 +437,57 @@ def bench_mxfp4():
              copy_bytes=lambda m, n: m * n + m * n // 4, exact=True)
 
 
+def torch_dequant_mxfp4(q, scales):
+    """MXFP4 codes [M, N/2] (low nibble first) times 2^(e8m0 - 127), in torch ops, as bf16."""
+    m, half = q.shape
+    codes = torch.stack((q & 15, q >> 4), dim=-1).view(m, 2 * half)
+    magnitude = (codes & 7).float()  # e2m1: 0, 0.5, 1, 1.5, 2, 3, 4, 6
+    values = torch.where(magnitude < 4, magnitude * 0.5,
+                         torch.where(magnitude < 6, magnitude - 2.0, (magnitude - 4.0) * 2.0))
+    values = torch.where(codes >= 8, -values, values)
+    scale = torch.exp2(scales.float() - 127).repeat_interleave(32, dim=1)
+    return (values * scale).to(torch.bfloat16)
+
+
+compiled_dequant_mxfp4 = torch.compile(torch_dequant_mxfp4, dynamic=False)
+
+
+@triton.jit
+def _triton_dequant_mxfp4(q, scales, out, n, GROUPS: tl.constexpr):
+    row = tl.program_id(0)
+    g = tl.program_id(1) * GROUPS + tl.arange(0, GROUPS)
+    pcols = g[:, None] * 16 + tl.arange(0, 16)[None, :]
+    b = tl.load(q + row * (n // 2) + pcols, mask=g[:, None] < n // 32, other=0).to(tl.int32)
+    codes = tl.reshape(tl.join(b & 15, b >> 4), [GROUPS, 32])
+    magnitude = codes & 7  # e2m1: 0, 0.5, 1, 1.5, 2, 3, 4, 6
+    v = tl.where(magnitude < 4, magnitude * 0.5, tl.where(magnitude < 6, magnitude - 2.0, (magnitude - 4) * 2.0))
+    v = tl.where(codes >= 8, -v, v)
+    e = tl.load(scales + row * (n // 32) + g, mask=g < n // 32, other=127).to(tl.int32)
+    scale = (e << 23).to(tl.float32, bitcast=True)  # 2^(e - 127); e = 0 (2^-127) flushes to 0
+    cols = g[:, None] * 32 + tl.arange(0, 32)[None, :]
+    tl.store(out + row * n + cols, (v * scale[:, None]).to(tl.bfloat16), mask=g[:, None] < n // 32)
+
+
+def triton_dequant_mxfp4(q, scales):
+    m, half = q.shape
+    out = torch.empty(m, 2 * half, device=q.device, dtype=torch.bfloat16)
+    groups = 32
+    _triton_dequant_mxfp4[(m, triton.cdiv(half // 16, groups))](q, scales, out, 2 * half, GROUPS=groups, num_warps=4)
+    return out
+
+
+def bench_dequant_mxfp4():
+    def make(m, n, g):  # codes and scales of random bf16 rows, scales away from e8m0's ends
+        q, s = ops.per_1x32_f4_quant(torch.randn(m, n, device="cuda", dtype=torch.bfloat16, generator=g) * 3)
+        return q, s
+    impls = {"wavetile": lambda q, s: ops.dequant(q, s, torch.bfloat16), "torch": torch_dequant_mxfp4,
+             "compile": compiled_dequant_mxfp4, "triton": triton_dequant_mxfp4}
+    bench_op("dequant (MXFP4 to bf16)", "N", make, impls, lambda q, s: (impls["wavetile"](q, s),),
+             lambda q, s: (torch_dequant_mxfp4(q, s),),
+             moved_bytes=lambda m, n: m * n // 2 + m * n // 32 + 2 * m * n,
+             copy_bytes=lambda m, n: (m * n // 2 + m * n // 32 + 2 * m * n) // 2, exact=True)
+
+
 def torch_per_tensor_quant(x):
     amax = x.float().abs().amax().reshape(1)
     scale = amax / torch.full_like(amax, 448.0)  # a tensor divisor: correctly rounded (see per token)
@@ -680,7 +731,8 @@ def main():
     # OPS=name,name selects benchmarks (default: all).
     benches = {"accuracy": f32_accuracy, "rmsnorm": bench_rmsnorm, "layernorm": bench_layernorm,
                "silu": bench_silu_and_mul, "quant_exact": per_token_quant_exactness,
-               "quant": bench_per_token_quant, "mxfp4": bench_mxfp4, "tensor_quant": bench_per_tensor_quant,
+               "quant": bench_per_token_quant, "mxfp4": bench_mxfp4, "dequant_mxfp4": bench_dequant_mxfp4,
+               "tensor_quant": bench_per_tensor_quant,
                "rmsnorm_quant": bench_rmsnorm_quant, "rmsnorm_mxfp4": bench_rmsnorm_mxfp4, "rope": bench_rope}
     for name in os.environ.get("OPS", ",".join(benches)).split(","):
         benches[name]()
