@@ -296,4 +296,23 @@ TEST(LayerNormXBias, RefusesAMismatchedBias) {
                                 "'x_bias' must have shape [16], got [8]");
 }
 
+// A launch's tensor arguments hold at most NamedArgs::kMaxRank dimensions (ops pass 4 at
+// most); more is refused with the tensor's name, before anything runs.
+TEST(OpRuntime, LaunchRefusesTensorsOfTooManyDimensions) {
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::vector<float> a(64), v(16);
+  NormSpec spec{NormKind::RMS, DType::f32, 16};
+  spec.setTarget(host.runtime->target());
+  NamedArgs args;
+  args.tensor("input", TensorRef::contiguous(a.data(), DType::f32, {4, 16}))
+      .tensor("weight", TensorRef::contiguous(v.data(), DType::f32, {16}))
+      .tensor("out", TensorRef::contiguous(a.data(), DType::f32, {1, 1, 1, 1, 1, 4, 16}))
+      .f32("epsilon", 1e-5f);
+  EXPECT_FALSE(host.runtime->launch(spec.key(), [&](std::string *e) { return buildNorm(spec, e); }, spec.name(),
+                                    {4, 1, 1}, args, &error));
+  EXPECT_EQ(error, "tensor 'out' has 7 sizes and 7 strides; launches take at most 6 dimensions, a stride for each");
+}
+
 } // namespace
