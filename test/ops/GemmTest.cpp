@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <latch>
 #include <random>
 #include <set>
@@ -759,11 +760,9 @@ bool checkBlockScale(const BlockCase &c, std::string *skipped) {
   TensorRef xScale = c.xScaleKBlockMajor ? TensorRef{kBlockMajor.data(), DType::f32, {c.m, kb}, {1, c.m}}
                                          : TensorRef::contiguous(xs.data(), DType::f32, {c.m, kb});
   std::optional<GemmConfig> config = c.config;
-  if (config)
-    ;
-  else if (c.tileN)
+  if (!config && c.tileN)
     config = GemmConfig{64, c.tileN, 128, c.stages, 4, c.split};
-  else if (c.split > 1 || c.stages > 2)
+  else if (!config && (c.split > 1 || c.stages > 2))
     config = c.m > 16 ? GemmConfig{32, 64, 128, c.stages, 4, c.split} : GemmConfig{16, 32, 128, c.stages, 4, c.split};
   const bool ok = gemm_a8w8_blockscale(*host.runtime, TensorRef::contiguous(out.data(), c.out, {c.m, c.n}),
                                        TensorRef::contiguous(x.data(), c.in, {c.m, c.k}),
@@ -866,6 +865,25 @@ TEST(GemmBlockScaleOp, RefusesMisshapenScales) {
 
 namespace {
 
+/// The configurations of `op`'s shipped table, each once: rows that differ only in shape
+/// share one entry, rows whose `variant` (e.g. the operand dtype) differs do not.
+std::vector<std::pair<TunedRow, GemmConfig>>
+distinctShippedConfigs(const char *op, const std::function<std::string(const TunedRow &)> &variant = {}) {
+  std::istringstream in(shippedTable(op));
+  std::string error;
+  auto table = TunedConfigs::parse(in, op, gemmTuningKeys(), &error);
+  EXPECT_TRUE(table) << error;
+  std::vector<std::pair<TunedRow, GemmConfig>> distinct;
+  std::set<std::string> seen;
+  for (const TunedRow &row : table ? table->rows() : std::vector<TunedRow>{}) {
+    std::optional<GemmConfig> config = gemmConfigOf(row, &error);
+    EXPECT_TRUE(config) << op << ": " << error;
+    if (config && seen.insert((variant ? variant(row) + "/" : "") + config->key()).second)
+      distinct.emplace_back(row, *config);
+  }
+  return distinct;
+}
+
 // Every configuration the shipped tables name runs (on small shapes with tails: one K step
 // per split plus 8) against the double reference, with the table's op: gemm_a16w16 from
 // bf16, gemm_a8w8 from the row's int8 or the device's fp8 with per-token and per-channel
@@ -880,20 +898,13 @@ TEST(GemmOp, ShippedConfigurationsMatchTheReference) {
   const DType fp8 = defaultFp8(host.runtime->target());
   int ran = 0;
   for (const char *op : {"gemm_a16w16", "gemm_a8w8"}) {
-    std::istringstream in(shippedTable(op));
+    const bool quantized = std::string(op) == "gemm_a8w8";
     std::string error;
-    auto table = TunedConfigs::parse(in, op, gemmTuningKeys(), &error);
-    ASSERT_TRUE(table) << error;
-    std::set<std::string> seen;
-    for (const TunedRow &row : table->rows()) {
-      std::optional<GemmConfig> config = gemmConfigOf(row, &error);
-      ASSERT_TRUE(config) << error;
-      const bool quantized = std::string(op) == "gemm_a8w8";
+    for (const auto &[row, config] :
+         distinctShippedConfigs(op, [](const TunedRow &row) { return row.at("dtype") == "i8" ? "i8" : ""; })) {
       const DType codes8 = quantized && row.at("dtype") == "i8" ? DType::i8 : fp8;
-      if (!seen.insert(std::string(dsl::dtypeName(codes8)) + "/" + config->key()).second)
-        continue;
-      SCOPED_TRACE(std::string(op) + " " + (quantized ? dsl::dtypeName(codes8) : "bf16") + " " + config->key());
-      const int64_t m = config->blockM + 3, n = config->blockN + 5, k = config->blockK * config->splitK + 8;
+      SCOPED_TRACE(std::string(op) + " " + (quantized ? dsl::dtypeName(codes8) : "bf16") + " " + config.key());
+      const int64_t m = config.blockM + 3, n = config.blockN + 5, k = config.blockK * config.splitK + 8;
       std::vector<double> xv(m * k), wv(n * k);
       HostBuffer x(DType::bf16, m * k), w(DType::bf16, n * k), out(DType::f32, m * n);
       std::vector<uint8_t> x8(m * k), w8(n * k);
@@ -924,7 +935,7 @@ TEST(GemmOp, ShippedConfigurationsMatchTheReference) {
                           : gemm_a16w16(*host.runtime, tout, TensorRef::contiguous(x.data(), DType::bf16, {m, k}),
                                         TensorRef::contiguous(w.data(), DType::bf16, {n, k}), nullptr, &error, config);
       if (!ok && refusedForSharedMemory(error)) {
-        std::printf("skipped %s %s on %s: %s\n", op, config->key().c_str(), host.runtime->target().c_str(),
+        std::printf("skipped %s %s on %s: %s\n", op, config.key().c_str(), host.runtime->target().c_str(),
                     error.c_str());
         continue;
       }
@@ -1078,31 +1089,22 @@ TEST(GemmOp, ShippedScaledConfigurationsMatchTheReference) {
   const DType fp8 = defaultFp8(target);
   int ran = 0;
   for (const char *op : {"gemm_a8w8_blockscale", "gemm_a4w4"}) {
-    std::istringstream in(shippedTable(op));
-    std::string error;
-    auto table = TunedConfigs::parse(in, op, gemmTuningKeys(), &error);
-    ASSERT_TRUE(table) << error;
     const bool mx = std::string(op) == "gemm_a4w4";
-    std::set<std::string> seen;
-    for (const TunedRow &row : table->rows()) {
-      std::optional<GemmConfig> config = gemmConfigOf(row, &error);
-      ASSERT_TRUE(config) << error;
-      if (!seen.insert(config->key()).second)
-        continue;
-      SCOPED_TRACE(std::string(op) + " " + config->key());
-      const int64_t m = config->blockM + 3, n = config->blockN + 5, k = config->blockK * config->splitK + 32;
-      if (mx && config->skinny && !target.starts_with("sm_")) {
-        std::printf("skipped %s %s: skinny MXFP4 tiles of i8 products are NVIDIA's\n", op, config->key().c_str());
+    for (const auto &[row, config] : distinctShippedConfigs(op)) {
+      SCOPED_TRACE(std::string(op) + " " + config.key());
+      const int64_t m = config.blockM + 3, n = config.blockN + 5, k = config.blockK * config.splitK + 32;
+      if (mx && config.skinny && !target.starts_with("sm_")) {
+        std::printf("skipped %s %s: skinny MXFP4 tiles of i8 products are NVIDIA's\n", op, config.key().c_str());
         continue;
       }
       if (mx) {
         checkA4W4(m, n, k, config, {122, 132}, {122, 132}, DType::bf16);
       } else {
-        BlockCase c{fp8, DType::bf16, m, n, k, config->splitK};
+        BlockCase c{fp8, DType::bf16, m, n, k, config.splitK};
         c.config = config;
         std::string skipped;
         if (!checkBlockScale(c, &skipped)) {
-          std::printf("skipped %s %s: %s\n", op, config->key().c_str(), skipped.c_str());
+          std::printf("skipped %s %s: %s\n", op, config.key().c_str(), skipped.c_str());
           continue;
         }
       }
