@@ -36,6 +36,7 @@ const char *wavetile::backendName(Backend backend) {
 static const EmulatorHooks *emulatorHooks = nullptr;
 
 void wavetile::registerEmulator(const EmulatorHooks *hooks) { emulatorHooks = hooks; }
+const EmulatorHooks *wavetile::registeredEmulator() { return emulatorHooks; }
 
 std::unique_ptr<Device> Device::openEmulated(std::string_view target, std::string *error) {
   if (!emulatorHooks) {

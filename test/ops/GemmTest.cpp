@@ -478,6 +478,54 @@ GemmTuneOptions runOnce(const std::string &op, DType input, std::vector<GemmConf
   return options;
 }
 
+// A candidate whose kernel returns without writing leaves the poisoned output: the tuner
+// counts it wrong, names why, keeps the correct one, and writes no row for a shape where
+// every candidate was wrong. The fault: an emulated device on which launches of at least
+// `skippedFrom` programs do nothing.
+TEST(GemmTuner, DropsWrongCandidatesAndNeverWritesThem) {
+  TunedDir dir;
+  std::string error;
+  std::unique_ptr<Device> device = openEmulatedDevice("gfx942", &error);
+  ASSERT_TRUE(device) << error;
+  static const EmulatorHooks *emulator = registeredEmulator();
+  static uint32_t skippedFrom = 0;
+  static const EmulatorHooks faulty{
+      emulator->load, emulator->unload,
+      [](void *module, std::string_view kernel, std::array<uint32_t, 3> grid, const KernelArg *args, size_t count,
+         std::string *error) {
+        return grid[0] * grid[1] * grid[2] >= skippedFrom || emulator->launch(module, kernel, grid, args, count, error);
+      }};
+  registerEmulator(&faulty);
+  struct Restore {
+    ~Restore() { registerEmulator(emulator); }
+  } restore;
+  std::unique_ptr<OpRuntime> rt = OpRuntime::create(*device, &error);
+  ASSERT_TRUE(rt) << error;
+  // 40 columns: two programs of 32 columns, one of 64.
+  GemmTuneOptions options =
+      runOnce("gemm_a16w16", DType::bf16, {GemmConfig{16, 32, 32, 1, 4, 1}, GemmConfig{16, 64, 32, 1, 4, 1}});
+  std::vector<GemmTuneResult> results;
+  skippedFrom = 2;
+  ASSERT_TRUE(tuneGemm(*rt, {{3, 40, 96}}, options, &results, &error)) << error;
+  skippedFrom = 1;
+  ASSERT_TRUE(tuneGemm(*rt, {{5, 40, 96}}, options, &results, &error)) << error;
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].tried, 2);
+  EXPECT_EQ(results[0].failed, 0) << results[0].firstFailure;
+  EXPECT_EQ(results[0].wrong, 1);
+  EXPECT_NE(results[0].firstFailure.find("16x32x32/s1/w4/k1: output differs from the reference"), std::string::npos)
+      << results[0].firstFailure;
+  ASSERT_TRUE(results[0].best);
+  EXPECT_EQ(results[0].best->blockN, 64);
+  EXPECT_EQ(results[1].wrong, 2);
+  EXPECT_FALSE(results[1].best);
+  auto loaded = writtenTable((dir.path / "gemm_a16w16.csv").string(), *rt, options, results);
+  ASSERT_TRUE(loaded);
+  ASSERT_EQ(loaded->size(), 1u);
+  EXPECT_EQ(loaded->rows()[0].at("M"), "3");
+  EXPECT_EQ(loaded->rows()[0].at("block_n"), "64");
+}
+
 // gemm_a4w4's tuner: random packed codes and e8m0 scales, every candidate checked against the
 // double reference of the scaled codes (a mis-decoded reference would drop both), and the
 // table keyed by f4E2M1FN.

@@ -31,6 +31,8 @@ struct EmulatorHooks {
                  size_t count, std::string *error);
 };
 void registerEmulator(const EmulatorHooks *hooks);
+/// The hooks registered last (null before any): a test can wrap them to inject a fault.
+const EmulatorHooks *registeredEmulator();
 
 /// The Wavetile target for a device: `WAVETILE_TARGET` when set (it must name a target of
 /// the device's vendor), else the one matching the device's architecture (`arch`: the
