@@ -307,16 +307,23 @@ std::unique_ptr<Module> wavetile::ops::buildDequant(const DequantSpec &spec, std
       Value s = decode(load(scales, {row, c0 / group + arange(0, int32_t(count))}));
       return s.expand(1).broadcastTo({count, group}).reshape({block});
     };
+    std::optional<Shared> staged;
+    if (mx)
+      staged = sharedAlloc({block / 2}, DType::i8);
     forRange(0, n, block, {}, [&](Value c0, const std::vector<Value> &) {
       Value x, scale;
       if (mx) {
-        x = e2m1Value(e2m1Codes(load(input, {row, c0 / 2 + arange(0, int32_t(block / 2))})));
+        sharedStore(*staged, load(input, {row, c0 / 2 + arange(0, int32_t(block / 2))}));
+        barrier();
+        x = e2m1Value(e2m1Codes(sharedLoad(*staged)));
         scale = perElement(c0, e8m0Value);
       } else {
         x = load(input, {row, c0 + columns}).to(DType::f32);
         scale = rowScale ? *rowScale : perElement(c0, [](Value s) { return s; });
       }
       store(out, {row, c0 + columns}, (x * scale).to(spec.output));
+      if (mx)
+        barrier();
       return std::vector<Value>{};
     });
   }
