@@ -328,9 +328,7 @@ private:
   }
 
   /// Bits of the narrowest element moved through memory per tile shape: the default layout
-  /// gives each thread 128 bits of such elements. A stored tile decoded from narrower loads
-  /// (MXFP4 bytes, two codes each) counts what 128 loaded bits become, so that each thread's
-  /// loads stay 128-bit wide.
+  /// gives each thread 128 bits of such elements.
   void collectMemoryWidths() {
     auto note = [&](Type t) {
       if (auto tile = dyn_cast<RankedTensorType>(t)) {
@@ -340,23 +338,13 @@ private:
           it->second = std::min(it->second, bits);
       }
     };
-    auto noteStored = [&](Value value) {
-      note(value.getType());
-      auto tile = dyn_cast<RankedTensorType>(value.getType());
-      if (!tile || tile.getRank() == 0)
-        return;
-      int64_t &bits = memoryBits[llvm::to_vector(tile.getShape())];
-      int64_t run = loadedRun(value, tile.getShape().back());
-      if (run > 128 / bits && 128 % run == 0)
-        bits = 128 / run;
-    };
     kernel.walk([&](Operation *op) {
       if (isa<LoadOp, BufferLoadOp>(op))
         note(op->getResult(0).getType());
       else if (auto store = dyn_cast<StoreOp>(op))
-        noteStored(store.getValue());
+        note(store.getValue().getType());
       else if (auto store = dyn_cast<BufferStoreOp>(op))
-        noteStored(store.getValue());
+        note(store.getValue().getType());
       else if (auto copy = dyn_cast<AsyncCopyOp>(op)) // the copied elements, at the offsets' shape
         note(RankedTensorType::get(copy.getDest().getType().getShape(), copy.getDest().getType().getElementType()));
     });
