@@ -970,6 +970,12 @@ void wavetile::dsl::asyncWait(const std::vector<Value> &tokens, int pending, Sou
 }
 
 void wavetile::dsl::barrier(SourceLoc loc) { wavetile::tile::BarrierOp::create(b(), locOf(loc)); }
+void wavetile::dsl::releaseFence(SourceLoc loc) {
+  wavetile::tile::FenceOp::create(b(), locOf(loc), wavetile::tile::FenceOrdering::release);
+}
+void wavetile::dsl::acquireFence(SourceLoc loc) {
+  wavetile::tile::FenceOp::create(b(), locOf(loc), wavetile::tile::FenceOrdering::acquire);
+}
 
 //===----------------------------------------------------------------------===//
 // Matrix products and formats

@@ -1121,6 +1121,20 @@ private:
                                : memory(load.getAddr().getType(), address, bytes, "load"),
                            type));
     }
+    if (auto rmw = dyn_cast<LLVM::AtomicRMWOp>(op)) {
+      // Lanes run one at a time, so the read-modify-write is atomic by construction.
+      Type type = rmw.getVal().getType();
+      const bool integer = rmw.getBinOp() == LLVM::AtomicBinOp::add, real = rmw.getBinOp() == LLVM::AtomicBinOp::fadd;
+      if (!integer && !real)
+        fault("atomic " + stringifyAtomicBinOp(rmw.getBinOp()).str() + " is not modelled");
+      uint8_t *bytes = memory(rmw.getPtr().getType(), scalar(lane, rmw.getPtr()), sizeOf(type), "atomic");
+      Bits previous = unpack(bytes, type);
+      uint64_t addend = get(lane, rmw.getVal())[0];
+      uint64_t sum = integer ? (previous[0] + addend) & maskOf(widthOf(type))
+                             : floatOp(type, [](auto a, auto b, auto) { return a + b; }, {previous[0], addend});
+      pack({sum}, type, bytes);
+      return result(previous);
+    }
     if (auto store = dyn_cast<LLVM::StoreOp>(op)) {
       Type type = store.getValue().getType();
       uint64_t bytes = sizeOf(type);

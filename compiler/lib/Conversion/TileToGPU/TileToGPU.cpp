@@ -1957,6 +1957,19 @@ struct BarrierLowering : GpuPattern<BarrierOp> {
   }
 };
 
+/// Device scope is "agent" to AMDGPU (on CDNA3 a release writes back the L2 that the other
+/// XCDs do not share, an acquire invalidates it) and "device" to NVPTX (fence.acq_rel.gpu
+/// either way).
+struct FenceLowering : GpuPattern<FenceOp> {
+  using GpuPattern::GpuPattern;
+  LogicalResult matchAndRewrite(FenceOp op, OpAdaptor, ConversionPatternRewriter &rw) const override {
+    auto ordering = op.getOrdering() == FenceOrdering::release ? LLVM::AtomicOrdering::release
+                                                                : LLVM::AtomicOrdering::acquire;
+    rw.replaceOpWithNewOp<LLVM::FenceOp>(op, ordering, ctx.amd ? "agent" : "device");
+    return success();
+  }
+};
+
 /// NVIDIA: wait until at most `pending` cp.async groups are in flight. AMD copies through
 /// registers are complete when issued; load-to-LDS instructions are vector memory loads,
 /// which complete in order: once at most `pending` times the fewest instructions a direct
@@ -3036,7 +3049,9 @@ int64_t scratchNeed(Operation *op) {
   if (auto reduce = dyn_cast<ReduceOp>(op))
     return reductionScratch(reduce);
   if (isa<ScanOp, PackFp4Op, UnpackFp4Op, AtomicAddOp>(op)) {
-    auto t = cast<RankedTensorType>(op->getOperand(0).getType());
+    // The previous values an atomic returns (its first operand is the base pointer).
+    Value tile = isa<AtomicAddOp>(op) ? op->getResult(0) : op->getOperand(0);
+    auto t = cast<RankedTensorType>(tile.getType());
     return bytesOf(t.getElementType(), t.getNumElements());
   }
   if (auto dot = dyn_cast<DotOp>(op); dot && onMatrixCores(dot))
@@ -3412,7 +3427,7 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
                  MovementLowering<ConvertLayoutOp>, MovementLowering<ExpandDimsOp>, MovementLowering<BroadcastOp>,
                  MovementLowering<ReshapeOp>, MovementLowering<TransOp>, LoadLowering, StoreLowering, AtomicAddLowering,
                  MakeBufferLowering, BufferLoadLowering, BufferStoreLowering, SharedAllocLowering, SharedStoreLowering,
-                 SharedLoadLowering, SharedSliceLowering, AsyncCopyLowering, AsyncWaitLowering, BarrierLowering,
+                 SharedLoadLowering, SharedSliceLowering, AsyncCopyLowering, AsyncWaitLowering, BarrierLowering, FenceLowering,
                  ReduceLowering, ScanLowering, DotLowering, ScaledDotLowering, SharedDotLowering, FpConvertLowering,
                  PackFp4Lowering, UnpackFp4Lowering, LookupNibblesLowering>(converter, context, ctx);
     patterns.add<ElementwiseLowering, ConstantLowering, ReturnLowering>(converter, context);

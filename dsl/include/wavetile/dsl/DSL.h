@@ -227,6 +227,11 @@ Value asyncCopy(Pointer ptr, Operand offsets, Shared dest, std::optional<Operand
                 SourceLoc loc = SourceLoc::current());
 void asyncWait(const std::vector<Value> &tokens, int pending = 0, SourceLoc loc = SourceLoc::current());
 void barrier(SourceLoc loc = SourceLoc::current());
+/// Device-wide fences on global memory, for programs that hand data to each other: the
+/// writer's stores, releaseFence(), barrier(), then an atomic; the receiver's atomic, then
+/// acquireFence(), then its loads.
+void releaseFence(SourceLoc loc = SourceLoc::current());
+void acquireFence(SourceLoc loc = SourceLoc::current());
 
 /// acc + a * b (a: MxK, b: KxN). `atom` optionally pins the matrix instruction.
 Value dot(Operand a, Operand b, Operand acc, std::string atom = {}, SourceLoc loc = SourceLoc::current());

@@ -147,4 +147,11 @@ def Tile_RoundingMode : I32EnumAttr<"RoundingMode", "float rounding mode", [
 }
 def Tile_RoundingModeAttr : EnumAttr<Tile_Dialect, Tile_RoundingMode, "rounding">;
 
+def Tile_FenceOrdering : I32EnumAttr<"FenceOrdering", "what a fence orders", [
+    I32EnumAttrCase<"release", 0>, I32EnumAttrCase<"acquire", 1>]> {
+  let cppNamespace = "::wavetile::tile";
+  let genSpecializedAttr = 0;
+}
+def Tile_FenceOrderingAttr : EnumAttr<Tile_Dialect, Tile_FenceOrdering, "fence_ordering">;
+
 #endif

@@ -246,6 +246,20 @@ def Tile_BarrierOp : Tile_Op<"barrier", [
   let assemblyFormat = "attr-dict";
 }
 
+def Tile_FenceOp : Tile_Op<"fence", [
+    MemoryEffects<[MemRead<DefaultResource>, MemWrite<DefaultResource>]>]> {
+  let summary = "device-wide release or acquire fence on global memory";
+  let description = [{
+    A fence at device scope, as every program of the launch observes this thread's
+    global-memory accesses. `release`: the accesses before it happen before any atomic
+    after it (a writer's stores, a release fence, a barrier, then an atomic). `acquire`:
+    the accesses after it happen after any atomic before it (a reader's atomic, an acquire
+    fence, then its loads).
+  }];
+  let arguments = (ins Tile_FenceOrderingAttr:$ordering);
+  let assemblyFormat = "$ordering attr-dict";
+}
+
 //===----------------------------------------------------------------------===//
 // Matrix products.
 //===----------------------------------------------------------------------===//
