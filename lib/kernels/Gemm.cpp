@@ -3,7 +3,6 @@
 #include "wavetile/ops/Gemm.h"
 
 #include "Checks.h"
-#include "RowKernels.h"
 #include "RowQuant.h"
 
 #include "wavetile/Atoms/AtomTable.h"
@@ -210,13 +209,16 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
   struct Epilogue {
     std::optional<Tensor> bias, xScale, wScale;
   };
+  // Split K, the tensors used after the K loop are addressed where they are used: CDNA's
+  // buffer views would hold four SGPRs each through the loop (gfx950 spilled 13 at 64x128).
+  const Reach afterLoop = split ? Reach::unbounded : reach;
   auto declareEpilogue = [&](KernelBuilder &k) {
     Epilogue e;
     if (spec.bias)
-      e.bias = k.tensor("bias", spec.output, {Dim::fixed(spec.n)}, true, reach);
+      e.bias = k.tensor("bias", spec.output, {Dim::fixed(spec.n)}, true, afterLoop);
     if (spec.scaled) {
-      e.xScale = k.tensor("x_scale", DType::f32, {Dim::dynamic()}, true, reach);
-      e.wScale = k.tensor("w_scale", DType::f32, {Dim::dynamic()}, true, reach);
+      e.xScale = k.tensor("x_scale", DType::f32, {Dim::dynamic()}, true, afterLoop);
+      e.wScale = k.tensor("w_scale", DType::f32, {Dim::dynamic()}, true, afterLoop);
     }
     return e;
   };
@@ -242,14 +244,13 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
     const int64_t storedK = spec.mx ? spec.k / 2 : spec.k;
     Tensor x = k.tensor("x", stored, {Dim::dynamic(), Dim::fixed(storedK)}, false, reach);
     Tensor w = k.tensor("w", stored, {Dim::fixed(spec.n), Dim::fixed(storedK)}, spec.wPreshuffled, reach);
-    std::optional<Tensor> out, partials;
-    Epilogue epilogue;
+    std::optional<Tensor> partials, arrivals;
+    Tensor out = k.tensor("out", spec.output, {Dim::dynamic(), Dim::fixed(spec.n)}, false, afterLoop);
+    Epilogue epilogue = declareEpilogue(k);
     if (split) {
-      partials = k.tensor("partials", DType::f32, {Dim::fixed(c.splitK), Dim::dynamic(), Dim::fixed(spec.n)}, true,
-                          reach);
-    } else {
-      out = k.tensor("out", spec.output, {Dim::dynamic(), Dim::fixed(spec.n)}, false, reach);
-      epilogue = declareEpilogue(k);
+      partials = k.tensor("partials", DType::f32, {Dim::dynamic()}, true, afterLoop);
+      // One counter per output tile, zero before the launch and left zero after it.
+      arrivals = k.tensor("arrivals", DType::i32, {Dim::dynamic()}, true, afterLoop);
     }
     if (spec.vectorAligned) {
       const int64_t perVector = 16 / (bitWidth(stored) / 8);
@@ -258,10 +259,8 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
       k.assumeDivisible(x.stride(0), perVector);
       if (!spec.wPreshuffled) // else contiguous: its row stride is K, a multiple of 32
         k.assumeDivisible(w.stride(0), perVector);
-      if (out) {
-        k.assumeAligned(out->pointer, 16);
-        k.assumeDivisible(out->stride(0), 16 / (bitWidth(spec.output) / 8));
-      }
+      k.assumeAligned(out.pointer, 16);
+      k.assumeDivisible(out.stride(0), 16 / (bitWidth(spec.output) / 8));
     }
     // The tile of this program. With several row blocks, programs in launch order (axis 0
     // fastest) take groups of kGroupColumns column blocks row block by row block, so the
@@ -429,35 +428,63 @@ std::unique_ptr<Module> wavetile::ops::buildGemm(const GemmSpec &spec, std::stri
                            const Shape tile{c.blockM, c.blockN};
                            return std::vector<Value>{fma(block, sx.broadcastTo(tile) * sw.broadcastTo(tile), sum[0])};
                          });
-    // Each row's sums, or the tile's.
+    // Split K, each split's sums go to its slot among the tile's partials, laid out [tiles,
+    // splits, block M, block N]: the slots are a constant stride apart. Rows past M are
+    // neither written nor read.
+    Value tileIndex = programId(0) + programId(1) * numPrograms(0);
+    Value tileColumns = arange(0, int32_t(c.blockN)).expand(0);
+    auto partialOffsets = [&](Value splitIndex, Value at) {
+      Value tileRows = at - tileM * int32_t(c.blockM);
+      return ((tileIndex * int32_t(c.splitK) + splitIndex) * int32_t(c.blockM) + tileRows) * int32_t(c.blockN) +
+             tileColumns;
+    };
+    auto inRows = [&](Value at) { return (at + tileColumns * 0) < x.size(0); };
+    // Each row's sums, or the tile's: the output, or this split's partial sums.
     auto write = [&](Value acc, Value at) {
       if (split)
-        store(*partials, {programId(2), at, cols.expand(0)}, acc);
+        store(partials->pointer, partialOffsets(programId(2), at), acc, inRows(at));
       else
-        store(*out, {at, cols.expand(0)}, finish(epilogue, acc, at, cols.expand(0)));
+        store(out, {at, cols.expand(0)}, finish(epilogue, acc, at, cols.expand(0)));
     };
     if (spec.intProducts)
       for (int64_t r = 0; r < c.blockM; ++r)
         write(sums[r].sum(1).expand(0), rowIndex(r));
     else
       write(sums[0].to(DType::f32), rows.expand(1));
-  }
-  if (split) {
-    // The partial sums of each row, in split order, then the epilogue: one program per row.
-    const int64_t block = powerOfTwoAtLeast(std::min<int64_t>(spec.n, 2048));
-    KernelOptions options;
-    options.numWarps = rowWarps(block, DType::f32, spec.warpSize);
-    auto k = mb.kernel("gemm_reduce", options);
-    Tensor partials =
-        k.tensor("partials", DType::f32, {Dim::fixed(c.splitK), Dim::dynamic(), Dim::fixed(spec.n)}, true, reach);
-    Tensor out = k.tensor("out", spec.output, {Dim::dynamic(), Dim::fixed(spec.n)}, false, reach);
-    Epilogue epilogue = declareEpilogue(k);
-    Value row = programId(0);
-    Value columns = programId(1) * int32_t(block) + arange(0, int32_t(block));
-    Value sum = zeros({block}, DType::f32);
-    for (int64_t s = 0; s < c.splitK; ++s)
-      sum = sum + load(partials, {constant(double(s), DType::i32), row, columns});
-    store(out, {row, columns}, finish(epilogue, sum, row + columns * 0, columns));
+    if (split) {
+      // The tile's last split to arrive sums the partials in split order (the same bits
+      // whichever arrives last), applies the epilogue and clears the tile's counter. One
+      // launch: no second kernel reads the partials back.
+      releaseFence();
+      barrier();
+      Value arrivalIndex = tileIndex + arange(0, 1);
+      Value arrived = atomicAdd(arrivals->pointer, arrivalIndex, full({1}, 1, DType::i32)).sum(0);
+      // A few rows at a time: each thread has about 64 partial sums in flight (a whole
+      // 64x128 tile's four partials at once held 255 registers and spilled).
+      std::vector<Value> reducedRows;
+      if (spec.intProducts) {
+        for (int64_t r = 0; r < c.blockM; ++r)
+          reducedRows.push_back(rowIndex(r));
+      } else {
+        const int64_t threads = c.warps * spec.warpSize;
+        const int64_t perThread = std::max<int64_t>(4, 64 / c.splitK);
+        const int64_t chunk = std::clamp<int64_t>(std::bit_floor(uint64_t(threads * perThread / c.blockN)), 1, c.blockM);
+        for (int64_t r = 0; r < c.blockM; r += chunk)
+          reducedRows.push_back((tileM * int32_t(c.blockM) + int32_t(r) + arange(0, int32_t(chunk))).expand(1));
+      }
+      ifThen(arrived == int32_t(c.splitK - 1), [&] {
+        acquireFence();
+        for (Value at : reducedRows) {
+          Value sum;
+          for (int64_t s = 0; s < c.splitK; ++s) {
+            Value part = load(partials->pointer, partialOffsets(constant(double(s), DType::i32), at), inRows(at));
+            sum = s == 0 ? part : sum + part;
+          }
+          store(out, {at, cols.expand(0)}, finish(epilogue, sum, at, cols.expand(0)));
+        }
+        store(*arrivals, {arrivalIndex}, full({1}, 0, DType::i32));
+      });
+    }
   }
   return mb.finish(error);
 }
@@ -576,15 +603,22 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
       return opError(error, op, launchError);
     return true;
   }
-  TensorRef workspace = rt.workspace(size_t(c.splitK * m * n) * sizeof(float), &launchError);
+  const int64_t partialCount = int64_t(tilesM) * tilesN * c.splitK * c.blockM * c.blockN;
+  TensorRef workspace = rt.workspace(size_t(partialCount) * sizeof(float), &launchError);
   if (!workspace.data)
     return opError(error, op, launchError);
-  args.tensor("partials", TensorRef::contiguous(workspace.data, DType::f32, {c.splitK, m, n}));
-  const int64_t block = powerOfTwoAtLeast(std::min<int64_t>(n, 2048));
-  if (!rt.launch(spec.key(), build, "gemm", {tilesM, tilesN, uint32_t(c.splitK)}, args, &launchError) ||
-      !rt.launch(spec.key(), build, "gemm_reduce", {uint32_t(m), uint32_t((n + block - 1) / block), 1}, args,
-                 &launchError))
+  TensorRef arrivals = rt.arrivalCounters(int64_t(tilesM) * tilesN, &launchError);
+  if (!arrivals.data)
     return opError(error, op, launchError);
+  args.tensor("partials", TensorRef::contiguous(workspace.data, DType::f32, {partialCount}));
+  args.tensor("arrivals", arrivals);
+  if (!rt.launch(spec.key(), build, "gemm", {tilesM, tilesN, uint32_t(c.splitK)}, args, &launchError)) {
+    // A launch that stopped part-way may have left counts behind.
+    std::string resetError;
+    if (!rt.resetArrivalCounters(&resetError))
+      launchError += "; " + resetError;
+    return opError(error, op, launchError);
+  }
   return true;
 }
 

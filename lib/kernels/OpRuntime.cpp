@@ -178,8 +178,9 @@ OpRuntime::OpRuntime(Device &device, std::unique_ptr<Jit> jit)
       jit_(std::move(jit)) {}
 OpRuntime::~OpRuntime() {
   std::string ignored;
-  if (workspace_)
-    device_.release(workspace_, &ignored);
+  for (void *buffer : {workspace_, arrivalCounters_})
+    if (buffer)
+      device_.release(buffer, &ignored);
 }
 
 TunedDispatch *OpRuntime::tuned(const std::string &op, const std::vector<std::string> &keyColumns,
@@ -204,20 +205,52 @@ TunedDispatch *OpRuntime::tuned(const std::string &op, const std::vector<std::st
   return tuned_.emplace(op, std::move(dispatch)).first->second.get();
 }
 
+bool OpRuntime::growBuffer(void *&buffer, size_t &bytes, size_t wanted, std::string *error) {
+  if (wanted <= bytes)
+    return true;
+  // Kernels in flight may still use the smaller one.
+  if (buffer && (!device_.synchronize(error) || !device_.release(buffer, error)))
+    return false;
+  buffer = nullptr;
+  bytes = 0;
+  buffer = device_.allocate(wanted, error);
+  if (!buffer)
+    return false;
+  bytes = wanted;
+  return true;
+}
+
 TensorRef OpRuntime::workspace(size_t bytes, std::string *error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (bytes > workspaceBytes_) {
-    // Kernels in flight may still use the smaller one.
-    if (workspace_ && (!device_.synchronize(error) || !device_.release(workspace_, error)))
-      return {};
-    workspace_ = nullptr;
-    workspaceBytes_ = 0;
-    workspace_ = device_.allocate(bytes, error);
-    if (!workspace_)
-      return {};
-    workspaceBytes_ = bytes;
-  }
+  if (!growBuffer(workspace_, workspaceBytes_, bytes, error))
+    return {};
   return {workspace_, DType::i8, {int64_t(bytes)}, {1}};
+}
+
+TensorRef OpRuntime::arrivalCounters(int64_t count, std::string *error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const size_t bytes = size_t(count) * sizeof(int32_t);
+  if (bytes > arrivalCounterBytes_) {
+    if (!growBuffer(arrivalCounters_, arrivalCounterBytes_, bytes, error))
+      return {};
+    if (!zeroArrivalCounters(error))
+      return {};
+  }
+  return {arrivalCounters_, DType::i32, {count}, {1}};
+}
+
+bool OpRuntime::resetArrivalCounters(std::string *error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return zeroArrivalCounters(error);
+}
+
+bool OpRuntime::zeroArrivalCounters(std::string *error) {
+  if (!arrivalCounters_)
+    return true;
+  const std::vector<uint8_t> zeros(arrivalCounterBytes_);
+  // A copy from pageable memory may return before its DMA lands: wait, so that no launch
+  // on another stream sees the old counts.
+  return device_.copyToDevice(arrivalCounters_, zeros.data(), zeros.size(), error) && device_.synchronize(error);
 }
 
 std::unique_ptr<OpRuntime> OpRuntime::create(Device &device, std::string *error) {

@@ -51,6 +51,21 @@ GemmConfig skinny(int64_t bm, int64_t bn, int64_t bk, int64_t split) {
   return c;
 }
 
+/// y [m, n] (f32) against the double product of bf16 x [m, k] and w [n, k] (Y = X·Wᵀ).
+void expectBf16Product(const HostBuffer &x, const HostBuffer &w, const HostBuffer &y, int64_t m, int64_t n, int64_t k,
+                       const std::string &what) {
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t col = 0; col < n; ++col) {
+      double ref = 0, magnitude = 0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        double p = double(x.get(r * k + kk)) * double(w.get(col * k + kk));
+        ref += p;
+        magnitude += std::abs(p);
+      }
+      ASSERT_NEAR(y.get(r * n + col), ref, 2e-5 * magnitude + 1e-6) << what << " at " << r << ", " << col;
+    }
+}
+
 class GemmTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(GemmTest, MatchesDoubleReference) {
@@ -281,18 +296,7 @@ TEST(OpRuntime, PrecompileLoadsWhatCallsWouldLaunchWithoutRunningThem) {
     w.set(i, value(rng));
   TensorRef tx = TensorRef::contiguous(x.data(), DType::bf16, {m, k});
   TensorRef tw = TensorRef::contiguous(w.data(), DType::bf16, {n, k});
-  auto expectProduct = [&](const wavetile::test::HostBuffer &y, const std::string &what) {
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t col = 0; col < n; ++col) {
-        double ref = 0, magnitude = 0;
-        for (int64_t kk = 0; kk < k; ++kk) {
-          double p = double(x.get(r * k + kk)) * double(w.get(col * k + kk));
-          ref += p;
-          magnitude += std::abs(p);
-        }
-        ASSERT_NEAR(y.get(r * n + col), ref, 2e-5 * magnitude + 1e-6) << what << " at " << r << ", " << col;
-      }
-  };
+  auto expectProduct = [&](const HostBuffer &y, const std::string &what) { expectBf16Product(x, w, y, m, n, k, what); };
   const std::vector<GemmConfig> configs{{16, 32, 32, 1, 4, 1}, {16, 64, 64, 3, 4, 2}, {16, 32, 32, 1, 4, 1}};
   out.poison();
   other.poison();
@@ -326,6 +330,39 @@ TEST(OpRuntime, PrecompileLoadsWhatCallsWouldLaunchWithoutRunningThem) {
     expectProduct(out, c.key());
   }
   EXPECT_EQ(host.runtime->loadedModules(), 3u); // nothing compiled after precompile
+}
+
+// Split K reduces in the GEMM's own launch: the last split of each tile to arrive sums the
+// partials and clears the tile's arrival counter. Calls in a row, with fresh inputs each (a
+// count left behind would keep the next call's tiles unwritten: poison), and after the
+// workspace and the counters grew, all match the product, and the counters read back zero.
+TEST(GemmOp, SplitKCountsArrivalsAndLeavesTheCountersZero) {
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  const int64_t m = 19, n = 70, k = 300;
+  std::mt19937_64 rng = wavetile::test::freshGenerator();
+  std::uniform_real_distribution<float> value(-1, 1);
+  HostBuffer x(DType::bf16, m * k), w(DType::bf16, n * k), out(DType::f32, m * n);
+  // 2 x 2 tiles split 4, then 2 x 3 tiles split 3: more tiles, a larger workspace.
+  for (const GemmConfig &c : {GemmConfig{16, 64, 32, 1, 4, 4}, GemmConfig{16, 32, 64, 2, 4, 3}})
+    for (int call = 0; call < 2; ++call) {
+      for (int64_t i = 0; i < m * k; ++i)
+        x.set(i, value(rng));
+      for (int64_t i = 0; i < n * k; ++i)
+        w.set(i, value(rng));
+      out.poison();
+      ASSERT_TRUE(gemm_a16w16(*host.runtime, TensorRef::contiguous(out.data(), DType::f32, {m, n}),
+                              TensorRef::contiguous(x.data(), DType::bf16, {m, k}),
+                              TensorRef::contiguous(w.data(), DType::bf16, {n, k}), nullptr, &error, c))
+          << error;
+      expectBf16Product(x, w, out, m, n, k, c.key() + " call " + std::to_string(call));
+    }
+  TensorRef counters = host.runtime->arrivalCounters(6, &error);
+  ASSERT_TRUE(counters.data) << error;
+  std::vector<int32_t> seen(6, -1);
+  ASSERT_TRUE(host.device->copyToHost(seen.data(), counters.data, seen.size() * sizeof(int32_t), &error)) << error;
+  EXPECT_EQ(seen, std::vector<int32_t>(6, 0));
 }
 
 // Two threads inside precompile at once (both past their start before either launches):

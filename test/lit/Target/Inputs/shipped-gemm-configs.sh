@@ -52,8 +52,7 @@ for table in "$configs"/gemm_a16w16.csv "$configs"/gemm_a8w8.csv "$configs"/gemm
           fi
           continue
         fi
-        # The first kernel is the GEMM (a split-K module adds gemm_reduce after it).
-        info=$("$wavetile" inspect "$object" | awk '/^kernel /{n++} n==1')
+        info=$("$wavetile" inspect "$object")
         # Its K loop (where a split has more than one K step): the matrix instructions in it.
         steps=$(((((k + bk - 1) / bk) + split - 1) / split))
         loop=$(grep '^  in loops' <<<"$info")

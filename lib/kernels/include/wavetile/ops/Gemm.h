@@ -126,7 +126,9 @@ struct GemmSpec {
   /// products ([rows, cols, K] at once, f32 or int8's i32) at most 16384 of them.
   std::string problem() const;
 };
-/// The module: "gemm" (and "gemm_reduce" when split).
+/// The module: "gemm". Split K, it also takes "partials" (f32 [splits, M, N]) and
+/// "arrivals" (an i32 counter per output tile, zero before and after the launch): the last
+/// split of a tile to finish reduces the tile.
 std::unique_ptr<Module> buildGemm(const GemmSpec &spec, std::string *error);
 /// Sets what `target` decides in the spec (warpSize, scaledMma, bf16Pairs, intProducts) and what the kernel variant and
 /// the target impose on its configuration: block-scaled fp8 steps K by its 128-wide scale

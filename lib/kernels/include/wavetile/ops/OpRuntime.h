@@ -134,6 +134,12 @@ public:
   /// Device memory of at least `bytes` for ops that pass data between their kernels, kept
   /// and reused (grown when asked for more): ops using it are ordered on `stream`.
   TensorRef workspace(size_t bytes, std::string *error);
+  /// At least `count` i32 counters in device memory, zero whenever no launch is using them:
+  /// a kernel counts its programs' arrivals there and clears each count it completes (the
+  /// splits of a GEMM tile). Zeroed when allocated; grown like the workspace.
+  TensorRef arrivalCounters(int64_t count, std::string *error);
+  /// Zeroes the counters again, after a launch that failed part-way may have left counts.
+  bool resetArrivalCounters(std::string *error);
 
   /// The tuned-configuration table of `op` (docs/tuning.md), keyed by `keyColumns`: read
   /// once from $WAVETILE_TUNED_DIR/<op>.csv when that exists, else the table shipped inside
@@ -152,6 +158,9 @@ public:
 private:
   OpRuntime(Device &device, std::unique_ptr<Jit> jit);
   std::unique_ptr<LoadedModule> compileAndLoad(const Module &module, std::string *error);
+  /// Reallocates `buffer` (of `bytes`) to `wanted` bytes when smaller; callers hold mutex_.
+  bool growBuffer(void *&buffer, size_t &bytes, size_t wanted, std::string *error);
+  bool zeroArrivalCounters(std::string *error); // callers hold mutex_
   Device &device_;
   std::string target_;
   std::unique_ptr<Jit> jit_;
@@ -162,6 +171,8 @@ private:
   std::map<std::thread::id, std::map<std::string, std::unique_ptr<Module>> *> collecting_;
   void *workspace_ = nullptr;
   size_t workspaceBytes_ = 0;
+  void *arrivalCounters_ = nullptr;
+  size_t arrivalCounterBytes_ = 0;
   struct LaunchedKernel {
     int64_t localMemoryBytes = 0; // queried on its first launch
     NamedArgs::Plan arguments;
