@@ -106,20 +106,24 @@ std::vector<GemmConfig> wavetile::ops::gemmCandidates(const GemmShape &shape, DT
   std::vector<GemmConfig> candidates;
   const bool mx = input == DType::f4E2M1FN;
   if (shape.m <= 64) {
-    // K steps of 128 bytes: streaming W needs bytes in flight, and 8-bit steps of 64 held
-    // half of bf16's (fp8 decode streamed W at 2.1-2.9 TB/s, bf16 at 3.1-4.4). The async-copy
-    // ring has won every decode shape since its copies lost their per-element masks; 4 stages
-    // keep a third more in flight. Block M up to twice M: on sm_90a 64-row tiles run on wgmma.
+    // K steps of 128 and 256 bytes: streaming W needs bytes in flight, and 8-bit steps of 64
+    // held half of bf16's (fp8 decode streamed W at 2.1-2.9 TB/s, bf16 at 3.1-4.4); bf16 steps
+    // of 128 then beat the tuned 64-element rows by 4-14% at M = 16-64 of Llama-3-8B's layers
+    // (H100, bench/gemm-notes.md v28). The async-copy ring has won every decode shape since its
+    // copies lost their per-element masks; 4 stages keep a third more in flight. Block M up to
+    // twice M: on sm_90a 64-row tiles run on wgmma.
     // MXFP4 decodes each step in registers, which bounds the step: 128 and 256 codes (64 and
     // 128 bytes) through 3 stages won its sweeps (bench/gemm-notes.md v12).
     const std::vector<int64_t> steps =
-        mx ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{128 / int64_t(bytesOf(input))};
+        mx ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{128 / int64_t(bytesOf(input)), 256 / int64_t(bytesOf(input))};
     const std::vector<int64_t> depths = mx ? std::vector<int64_t>{3} : std::vector<int64_t>{3, 4};
     // MXFP4 splits K at most 8 ways: its candidates compile slowest, and its sweeps won with 1 to 4.
     const std::vector<int64_t> splits = mx ? std::vector<int64_t>{1, 2, 4, 8} : std::vector<int64_t>{1, 2, 4, 8, 16};
     // Rows up to twice M; each split keeps a K step and at least 128 of K.
+    // A longer K step only where K holds one.
     auto fits = [&](int64_t bm, int64_t bk, int64_t split) {
-      return bm <= 2 * std::max<int64_t>(shape.m, 8) && (split == 1 || shape.k / split >= std::max<int64_t>(bk, 128));
+      return bm <= 2 * std::max<int64_t>(shape.m, 8) && (bk == steps.front() || bk <= shape.k) &&
+             (split == 1 || shape.k / split >= std::max<int64_t>(bk, 128));
     };
     for (int64_t bm : {16, 32, 64})
       for (int64_t bn : {32, 64, 128})
