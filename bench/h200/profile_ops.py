@@ -35,10 +35,10 @@ CASES = {
     "quant": lambda m, n: (b.wavetile_per_token_quant, b.triton_per_token_quant,
                            (torch.randn(m, n, device="cuda", dtype=torch.bfloat16),)),
     "rope": lambda m, n: (b.wavetile_rope, b.triton_rope, b.rope_inputs(m, n)),
-    # M x N x N bf16 GEMM against cuBLAS (torch.matmul)
-    "gemm": lambda m, n: (lambda x, w: b.ops.gemm_a16w16(x, w), lambda x, w: x @ w.t(),
-                          (torch.randn(m, n, device="cuda", dtype=torch.bfloat16),
-                           torch.randn(n, n, device="cuda", dtype=torch.bfloat16))),
+    # M x N x K (K given third, default N) bf16 GEMM against cuBLAS (torch.matmul)
+    "gemm": lambda m, n, k=None: (lambda x, w: b.ops.gemm_a16w16(x, w), lambda x, w: x @ w.t(),
+                                  (torch.randn(m, k or n, device="cuda", dtype=torch.bfloat16),
+                                   torch.randn(n, k or n, device="cuda", dtype=torch.bfloat16))),
     # M x N x N fp8 gemm_a8w8 against cuBLAS's torch._scaled_mm (per-tensor scales)
     "fp8": lambda m, n: (lambda x, w, ws, xs, s: b.ops.gemm_a8w8(x, w, xs, s),
                          lambda x, w, ws, xs, s: torch._scaled_mm(x, w.t(), scale_a=torch.ones((), device="cuda"),
