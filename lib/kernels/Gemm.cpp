@@ -28,8 +28,8 @@ std::string GemmConfig::problem() const {
   if (skinny ? blockM > 16 || blockN * blockK > 16384 : blockM < 16 || blockN < 16 || blockK < 16)
     return skinny ? "skinny tiles hold at most 16 rows and 16384 products a row, got " + key()
                   : "tiles must be at least 16 in each dimension (matrix instructions), got " + key();
-  if (stages < 1 || stages > 4 || splitK < 1 || splitK > 64)
-    return "stages must be 1 to 4 and split-K 1 to 64, got " + key();
+  if (stages < 1 || stages > 8 || splitK < 1 || splitK > 64)
+    return "stages must be 1 to 8 and split-K 1 to 64, got " + key();
   if (warps > 16)
     return "at most 16 warps, got " + key();
   return {};

@@ -110,13 +110,15 @@ std::vector<GemmConfig> wavetile::ops::gemmCandidates(const GemmShape &shape, DT
     // held half of bf16's (fp8 decode streamed W at 2.1-2.9 TB/s, bf16 at 3.1-4.4); bf16 steps
     // of 128 then beat the tuned 64-element rows by 4-14% at M = 16-64 of Llama-3-8B's layers
     // (H100, bench/gemm-notes.md v28). The async-copy ring has won every decode shape since its
-    // copies lost their per-element masks; 4 stages keep a third more in flight. Block M up to
-    // twice M: on sm_90a 64-row tiles run on wgmma.
+    // copies lost their per-element masks; 4 stages keep a third more in flight, and 6 or 8
+    // (where a split's K fills the ring and it stays within sm_90's 227 KB of shared memory)
+    // as much as cuBLAS holds (a 213 KB ring, bench/gemm-notes.md v28). Block M up to twice M:
+    // on sm_90a 64-row tiles run on wgmma.
     // MXFP4 decodes each step in registers, which bounds the step: 128 and 256 codes (64 and
     // 128 bytes) through 3 stages won its sweeps (bench/gemm-notes.md v12).
     const std::vector<int64_t> steps =
         mx ? std::vector<int64_t>{128, 256} : std::vector<int64_t>{128 / int64_t(bytesOf(input)), 256 / int64_t(bytesOf(input))};
-    const std::vector<int64_t> depths = mx ? std::vector<int64_t>{3} : std::vector<int64_t>{3, 4};
+    const std::vector<int64_t> depths = mx ? std::vector<int64_t>{3} : std::vector<int64_t>{3, 4, 6, 8};
     // MXFP4 splits K at most 8 ways: its candidates compile slowest, and its sweeps won with 1 to 4.
     const std::vector<int64_t> splits = mx ? std::vector<int64_t>{1, 2, 4, 8} : std::vector<int64_t>{1, 2, 4, 8, 16};
     // Rows up to twice M; each split keeps a K step and at least 128 of K.
@@ -125,12 +127,16 @@ std::vector<GemmConfig> wavetile::ops::gemmCandidates(const GemmShape &shape, DT
       return bm <= 2 * std::max<int64_t>(shape.m, 8) && (bk == steps.front() || bk <= shape.k) &&
              (split == 1 || shape.k / split >= std::max<int64_t>(bk, 128));
     };
+    auto deepRingFits = [&](int64_t bm, int64_t bn, int64_t bk, int64_t split, int64_t stages) {
+      return stages <= 4 || (shape.k / split >= stages * bk &&
+                             stages * (bm + bn) * bk * int64_t(bytesOf(input)) <= (200 << 10));
+    };
     for (int64_t bm : {16, 32, 64})
       for (int64_t bn : {32, 64, 128})
         for (int64_t bk : steps)
           for (int64_t split : splits)
             for (int64_t stages : depths)
-              if (fits(bm, bk, split))
+              if (fits(bm, bk, split) && deepRingFits(bm, bn, bk, split, stages))
                 candidates.push_back({bm, bn, bk, stages, 4, split});
     // MXFP4 decodes X once spread over all warps and W in place, each warp its own columns:
     // eight warps split X's decode over twice the threads (and, on 128 columns, W's).

@@ -126,6 +126,9 @@ INSTANTIATE_TEST_SUITE_P(
                       // mask whole 16-byte groups (known before run time)
                       Case{DType::bf16, DType::bf16, 70, 72, 200, true, config(64, 64, 64, 3, 4, 1), false},
                       Case{DType::f16, DType::bf16, 17, 64, 64, false, config(32, 32, 16, 1, 2, 2)},
+                      // An 8-deep ring (48 KB: every target's shared memory holds it), 9 K steps a
+                      // split, the last partial: the ring's prologue nearly covers a split
+                      Case{DType::bf16, DType::bf16, 5, 100, 1100, true, config(16, 32, 64, 8, 4, 2)},
                       Case{DType::bf16, DType::f16, 2, 96, 2048, true, std::nullopt}, // default splits K
                       Case{DType::f16, DType::bf16, 1, 70, 4100, true, std::nullopt}, // skinny default, split
                       Case{DType::bf16, DType::f32, 1, 100, 300, true, skinny(1, 16, 256, 1)},
@@ -630,6 +633,25 @@ TEST(GemmTuner, MxCandidatesAreValid) {
               m <= 8)
         << m;
   }
+}
+
+// Decode rings deeper than 4 stages are swept only where a split's K fills them and they fit
+// sm_90's shared memory; they are there for long K, absent for short K.
+TEST(GemmTuner, DeepRingsFitTheirSplitAndSharedMemory) {
+  for (DType input : {DType::bf16, DType::f8E4M3FN})
+    for (GemmShape shape : {GemmShape{64, 4096, 4096}, GemmShape{16, 8192, 1024}, GemmShape{32, 4096, 256}}) {
+      const std::vector<GemmConfig> candidates = gemmCandidates(shape, input);
+      int64_t deep = 0;
+      for (const GemmConfig &c : candidates) {
+        EXPECT_EQ(c.problem(), "") << c.key();
+        if (c.skinny || c.stages <= 4)
+          continue;
+        ++deep;
+        EXPECT_GE(shape.k / c.splitK, c.stages * c.blockK) << c.key();
+        EXPECT_LE(c.stages * (c.blockM + c.blockN) * c.blockK * dsl::bitWidth(input) / 8, 200 << 10) << c.key();
+      }
+      EXPECT_EQ(deep > 0, shape.k >= 1024) << dsl::dtypeName(input) << " K " << shape.k; // 6 x 64 > 256
+    }
 }
 
 TEST(GemmTuner, AMalformedTableIsReportedByTheOp) {

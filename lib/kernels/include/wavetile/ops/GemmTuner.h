@@ -41,7 +41,7 @@ struct GemmTuneResult {
 };
 
 /// The candidates the tuner sweeps for a shape: decode-sized M (≤ 64) narrow tiles through
-/// the async-copy ring with split-K 1 to 16, and skinny kernels; larger M 64 to 256 tiles, K
+/// the async-copy ring (3 to 8 stages) with split-K 1 to 16, and skinny kernels; larger M 64 to 256 tiles, K
 /// steps of 32 and 64 (and 128 for 8-bit inputs; 64 and 128 codes for MXFP4), 2 to 4 stages,
 /// 4 or 8 warps.
 std::vector<GemmConfig> gemmCandidates(const GemmShape &shape, DType input = DType::bf16);
