@@ -265,20 +265,32 @@ bool wavetile::ops::static_per_tensor_quant(OpRuntime &rt, const TensorRef &out,
 
 std::string DequantSpec::key() const {
   return "dequant/" + quant.key() + "->" + dtypeName(output) + "/n" + std::to_string(hidden) + "/w" +
-         std::to_string(warpSize) + (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far");
+         std::to_string(warpSize) + (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far") +
+         (fewRows ? "/rows=few" : "");
+}
+
+/// Output bytes a dequantizing thread writes. Many rows: MXFP4's 16 bytes of codes are 32
+/// bf16 outputs. Few rows: one 16-byte store a thread, the shortest chain (at one row the
+/// kernel is all latency; 64 bytes a thread ran at 0.84x Triton's 16).
+static int64_t dequantBytesPerThread(const DequantSpec &spec) {
+  return spec.fewRows ? 16 : spec.quant.scheme == QuantScheme::Mx ? 64 : 32;
+}
+
+int64_t DequantSpec::columnsPerProgram() const {
+  const int64_t chunk = fewRows ? kChunkElements / 2 : kRowElements / 2;
+  return std::max(powerOfTwoAtLeast(std::min(hidden, chunk)), quant.group ? quant.group : int64_t(1));
 }
 
 std::unique_ptr<Module> wavetile::ops::buildDequant(const DequantSpec &spec, std::string *error) {
   const int64_t n = spec.hidden;
   const RowQuant &q = spec.quant;
   const bool mx = q.scheme == QuantScheme::Mx;
-  const int64_t block = std::max(powerOfTwoAtLeast(std::min(n, kRowElements / 2)), q.group ? q.group : int64_t(1));
+  const int64_t block = spec.columnsPerProgram();
   const Reach reach = spec.within2GiB ? Reach::within2GiB : Reach::unbounded;
   ModuleBuilder mb;
   {
-    KernelOptions options; // one program per row
-    // MXFP4: a thread's 16 bytes of codes are 32 outputs.
-    options.numWarps = rowWarps(block, spec.output, spec.warpSize, mx ? 64 : 32);
+    KernelOptions options; // one program per row, or per chunk of a row for few rows
+    options.numWarps = rowWarps(block, spec.output, spec.warpSize, dequantBytesPerThread(spec));
     auto k = mb.kernel("dequant", options);
     Tensor out = k.tensor("out", spec.output, {Dim::dynamic(), Dim::fixed(n)}, false, reach);
     Tensor input = k.tensor("input", mx ? DType::i8 : q.out, {Dim::dynamic(), Dim::fixed(mx ? n / 2 : n)}, false,
@@ -307,25 +319,38 @@ std::unique_ptr<Module> wavetile::ops::buildDequant(const DequantSpec &spec, std
       Value s = decode(load(scales, {row, c0 / group + arange(0, int32_t(count))}));
       return s.expand(1).broadcastTo({count, group}).reshape({block});
     };
+    // Many rows stage MXFP4 codes in LDS: a thread's 128-bit code load then feeds 128-bit
+    // stores beside its neighbours'. Few rows load the 4 code bytes of a thread's 8 outputs.
     std::optional<Shared> staged;
-    if (mx)
+    if (mx && !spec.fewRows)
       staged = sharedAlloc({block / 2}, DType::i8);
-    forRange(0, n, block, {}, [&](Value c0, const std::vector<Value> &) {
+    auto decodeChunk = [&](Value c0) {
       Value x, scale;
       if (mx) {
-        sharedStore(*staged, load(input, {row, c0 / 2 + arange(0, int32_t(block / 2))}));
-        barrier();
-        x = e2m1Value(e2m1Codes(sharedLoad(*staged)));
+        Value codes = load(input, {row, c0 / 2 + arange(0, int32_t(block / 2))});
+        if (staged) {
+          sharedStore(*staged, codes);
+          barrier();
+          codes = sharedLoad(*staged);
+        }
+        x = e2m1Value(e2m1Codes(codes));
         scale = perElement(c0, e8m0Value);
       } else {
         x = load(input, {row, c0 + columns}).to(DType::f32);
         scale = rowScale ? *rowScale : perElement(c0, [](Value s) { return s; });
       }
       store(out, {row, c0 + columns}, (x * scale).to(spec.output));
-      if (mx)
-        barrier();
-      return std::vector<Value>{};
-    });
+    };
+    if (spec.fewRows) {
+      decodeChunk(programId(1) * int32_t(block));
+    } else {
+      forRange(0, n, block, {}, [&](Value c0, const std::vector<Value> &) {
+        decodeChunk(c0);
+        if (mx) // the next chunk overwrites the staged codes
+          barrier();
+        return std::vector<Value>{};
+      });
+    }
   }
   return mb.finish(error);
 }
@@ -374,6 +399,7 @@ bool wavetile::ops::dequant(OpRuntime &rt, const TensorRef &out, const TensorRef
   spec.warpSize = rt.warpSize();
   spec.vectorAligned = vectorAligned({&out, &input});
   spec.within2GiB = within2GiB({&out, &input, &scales});
+  spec.fewRows = m < kFewQuantRows;
   NamedArgs args;
   args.tensor("out", out).tensor("input", spec.quant.scheme == QuantScheme::Mx
                                              ? TensorRef{input.data, DType::i8, input.shape, input.strides}
@@ -387,8 +413,9 @@ bool wavetile::ops::dequant(OpRuntime &rt, const TensorRef &out, const TensorRef
   else
     args.tensor("scales", scales);
   std::string launchError;
+  const uint32_t chunks = spec.fewRows ? uint32_t((n + spec.columnsPerProgram() - 1) / spec.columnsPerProgram()) : 1;
   if (!rt.launch(spec.key(), [&](std::string *e) { return buildDequant(spec, e); }, "dequant",
-                 {uint32_t(m), 1, 1}, args, &launchError))
+                 {uint32_t(m), chunks, 1}, args, &launchError))
     return opError(error, op, launchError);
   return true;
 }

@@ -277,8 +277,11 @@ TEST(DequantOp, DecodesEveryScheme) {
                    Scheme{DType::f8E4M3FNUZ, DType::bf16, 1, 65537, 1, 0}, Scheme{DType::i8, DType::bf16, 3, 4096, 3, 64},
                    Scheme{DType::i8, DType::f32, 3, 4096, 3, 128}, Scheme{DType::f8E4M3FN, DType::f16, 1, 4096, 1, 64},
                    Scheme{DType::f4E2M1FN, DType::f16, 3, 4096, 3, 128},
-                   // MXFP4 rows longer than a program's block: its staged codes are reused.
-                   Scheme{DType::f4E2M1FN, DType::bf16, 2, 16450, 2, 515}}) {
+                   // MXFP4 rows longer than a program's block: under 512 rows each program
+                   // decodes one chunk (the last partial); from 512 rows one program loops over
+                   // its row's chunks, reusing the staged codes.
+                   Scheme{DType::f4E2M1FN, DType::bf16, 2, 16450, 2, 515},
+                   Scheme{DType::f4E2M1FN, DType::bf16, 512, 8258, 512, 259}}) {
     SCOPED_TRACE(std::string(dsl::dtypeName(c.in)) + " -> " + dsl::dtypeName(c.out));
     const bool mx = c.in == DType::f4E2M1FN, fnuz = c.in == DType::f8E4M3FNUZ;
     const int64_t columns = mx ? c.n / 2 : c.n;

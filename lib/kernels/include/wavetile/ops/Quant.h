@@ -99,7 +99,13 @@ struct DequantSpec {
   int64_t hidden;
   int64_t warpSize = 32;
   bool vectorAligned = false, within2GiB = true;
+  /// Launched over fewer than kFewQuantRows rows: each program decodes one warp's chunk of a
+  /// row (a grid [rows, chunks]) instead of looping over the whole row, so a short launch
+  /// spreads over many multiprocessors.
+  bool fewRows = false;
   std::string key() const;
+  /// Columns each program decodes: the whole row (in chunks) unless `fewRows`.
+  int64_t columnsPerProgram() const;
 };
 std::unique_ptr<Module> buildDequant(const DequantSpec &spec, std::string *error);
 
