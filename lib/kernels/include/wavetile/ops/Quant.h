@@ -99,9 +99,9 @@ struct DequantSpec {
   int64_t hidden;
   int64_t warpSize = 32;
   bool vectorAligned = false, within2GiB = true;
-  /// Launched over fewer than kFewQuantRows rows: each program decodes one warp's chunk of a
-  /// row (a grid [rows, chunks]) instead of looping over the whole row, so a short launch
-  /// spreads over many multiprocessors.
+  /// Launched over fewer than kFewQuantRows rows: each program decodes 1024 columns of a row
+  /// (a grid [rows, chunks]) instead of looping over the whole row, one 16-byte store a thread,
+  /// so a short launch spreads over many multiprocessors with short chains.
   bool fewRows = false;
   std::string key() const;
   /// Columns each program decodes: the whole row (in chunks) unless `fewRows`.
