@@ -178,9 +178,12 @@ OpRuntime::OpRuntime(Device &device, std::unique_ptr<Jit> jit)
       jit_(std::move(jit)) {}
 OpRuntime::~OpRuntime() {
   std::string ignored;
-  for (void *buffer : {workspace_, arrivalCounters_})
-    if (buffer)
-      device_.release(buffer, &ignored);
+  for (auto &[stream, buffers] : streamBuffers_)
+    for (void *buffer : {buffers.workspace, buffers.arrivalCounters})
+      if (buffer)
+        device_.release(buffer, &ignored);
+  for (void *buffer : outgrownBuffers_)
+    device_.release(buffer, &ignored);
 }
 
 TunedDispatch *OpRuntime::tuned(const std::string &op, const std::vector<std::string> &keyColumns,
@@ -208,49 +211,54 @@ TunedDispatch *OpRuntime::tuned(const std::string &op, const std::vector<std::st
 bool OpRuntime::growBuffer(void *&buffer, size_t &bytes, size_t wanted, std::string *error) {
   if (wanted <= bytes)
     return true;
-  // Kernels in flight may still use the smaller one.
-  if (buffer && (!device_.synchronize(error) || !device_.release(buffer, error)))
+  // At least twice the old size, so the buffers outgrown add up to less than the last one.
+  const size_t grown = std::max(wanted, 2 * bytes);
+  void *larger = device_.allocate(grown, error);
+  if (!larger)
     return false;
-  buffer = nullptr;
-  bytes = 0;
-  buffer = device_.allocate(wanted, error);
-  if (!buffer)
-    return false;
-  bytes = wanted;
+  // The smaller one stays allocated until the runtime goes: kernels in flight, and CUDA
+  // graphs captured with it, still use it.
+  if (buffer)
+    outgrownBuffers_.push_back(buffer);
+  buffer = larger;
+  bytes = grown;
   return true;
 }
 
 TensorRef OpRuntime::workspace(size_t bytes, std::string *error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!growBuffer(workspace_, workspaceBytes_, bytes, error))
+  StreamBuffers &buffers = streamBuffers_[stream];
+  if (!growBuffer(buffers.workspace, buffers.workspaceBytes, bytes, error))
     return {};
-  return {workspace_, DType::i8, {int64_t(bytes)}, {1}};
+  return {buffers.workspace, DType::i8, {int64_t(bytes)}, {1}};
 }
 
 TensorRef OpRuntime::arrivalCounters(int64_t count, std::string *error) {
   std::lock_guard<std::mutex> lock(mutex_);
+  StreamBuffers &buffers = streamBuffers_[stream];
   const size_t bytes = size_t(count) * sizeof(int32_t);
-  if (bytes > arrivalCounterBytes_) {
-    if (!growBuffer(arrivalCounters_, arrivalCounterBytes_, bytes, error))
+  if (bytes > buffers.arrivalCounterBytes) {
+    if (!growBuffer(buffers.arrivalCounters, buffers.arrivalCounterBytes, bytes, error))
       return {};
-    if (!zeroArrivalCounters(error))
+    if (!zeroArrivalCounters(buffers, error))
       return {};
   }
-  return {arrivalCounters_, DType::i32, {count}, {1}};
+  return {buffers.arrivalCounters, DType::i32, {count}, {1}};
 }
 
 bool OpRuntime::resetArrivalCounters(std::string *error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return zeroArrivalCounters(error);
+  return zeroArrivalCounters(streamBuffers_[stream], error);
 }
 
-bool OpRuntime::zeroArrivalCounters(std::string *error) {
-  if (!arrivalCounters_)
+bool OpRuntime::zeroArrivalCounters(StreamBuffers &buffers, std::string *error) {
+  if (!buffers.arrivalCounters)
     return true;
-  const std::vector<uint8_t> zeros(arrivalCounterBytes_);
+  const std::vector<uint8_t> zeros(buffers.arrivalCounterBytes);
   // A copy from pageable memory may return before its DMA lands: wait, so that no launch
-  // on another stream sees the old counts.
-  return device_.copyToDevice(arrivalCounters_, zeros.data(), zeros.size(), error) && device_.synchronize(error);
+  // sees the old counts.
+  return device_.copyToDevice(buffers.arrivalCounters, zeros.data(), zeros.size(), error) &&
+         device_.synchronize(error);
 }
 
 std::unique_ptr<OpRuntime> OpRuntime::create(Device &device, std::string *error) {
