@@ -178,10 +178,9 @@ OpRuntime::OpRuntime(Device &device, std::unique_ptr<Jit> jit)
       jit_(std::move(jit)) {}
 OpRuntime::~OpRuntime() {
   std::string ignored;
-  for (auto &[stream, buffers] : streamBuffers_)
-    for (void *buffer : {buffers.workspace, buffers.arrivalCounters})
-      if (buffer)
-        device_.release(buffer, &ignored);
+  for (void *buffer : {workspace_, arrivalCounters_})
+    if (buffer)
+      device_.release(buffer, &ignored);
   for (void *buffer : outgrownBuffers_)
     device_.release(buffer, &ignored);
 }
@@ -227,38 +226,35 @@ bool OpRuntime::growBuffer(void *&buffer, size_t &bytes, size_t wanted, std::str
 
 TensorRef OpRuntime::workspace(size_t bytes, std::string *error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  StreamBuffers &buffers = streamBuffers_[stream];
-  if (!growBuffer(buffers.workspace, buffers.workspaceBytes, bytes, error))
+  if (!growBuffer(workspace_, workspaceBytes_, bytes, error))
     return {};
-  return {buffers.workspace, DType::i8, {int64_t(bytes)}, {1}};
+  return {workspace_, DType::i8, {int64_t(bytes)}, {1}};
 }
 
 TensorRef OpRuntime::arrivalCounters(int64_t count, std::string *error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  StreamBuffers &buffers = streamBuffers_[stream];
   const size_t bytes = size_t(count) * sizeof(int32_t);
-  if (bytes > buffers.arrivalCounterBytes) {
-    if (!growBuffer(buffers.arrivalCounters, buffers.arrivalCounterBytes, bytes, error))
+  if (bytes > arrivalCounterBytes_) {
+    if (!growBuffer(arrivalCounters_, arrivalCounterBytes_, bytes, error))
       return {};
-    if (!zeroArrivalCounters(buffers, error))
+    if (!zeroArrivalCounters(error))
       return {};
   }
-  return {buffers.arrivalCounters, DType::i32, {count}, {1}};
+  return {arrivalCounters_, DType::i32, {count}, {1}};
 }
 
 bool OpRuntime::resetArrivalCounters(std::string *error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return zeroArrivalCounters(streamBuffers_[stream], error);
+  return zeroArrivalCounters(error);
 }
 
-bool OpRuntime::zeroArrivalCounters(StreamBuffers &buffers, std::string *error) {
-  if (!buffers.arrivalCounters)
+bool OpRuntime::zeroArrivalCounters(std::string *error) {
+  if (!arrivalCounters_)
     return true;
-  const std::vector<uint8_t> zeros(buffers.arrivalCounterBytes);
+  const std::vector<uint8_t> zeros(arrivalCounterBytes_);
   // A copy from pageable memory may return before its DMA lands: wait, so that no launch
-  // sees the old counts.
-  return device_.copyToDevice(buffers.arrivalCounters, zeros.data(), zeros.size(), error) &&
-         device_.synchronize(error);
+  // on another stream sees the old counts.
+  return device_.copyToDevice(arrivalCounters_, zeros.data(), zeros.size(), error) && device_.synchronize(error);
 }
 
 std::unique_ptr<OpRuntime> OpRuntime::create(Device &device, std::string *error) {

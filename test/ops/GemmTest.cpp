@@ -368,49 +368,6 @@ TEST(GemmOp, SplitKCountsArrivalsAndLeavesTheCountersZero) {
   EXPECT_EQ(seen, std::vector<int32_t>(6, 0));
 }
 
-// Each stream has its own workspace and arrival counters: a count another stream's split
-// GEMM is in the middle of (here written by hand) does not reach this stream's tiles.
-TEST(GemmOp, SplitKOnOneStreamIgnoresAnotherStreamsCounters) {
-  std::string error;
-  wavetile::test::HostOps host;
-  ASSERT_TRUE(host.runtime);
-  OpRuntime &rt = *host.runtime;
-  const int64_t m = 19, n = 70, k = 300;
-  const GemmConfig split{16, 64, 32, 1, 4, 4}; // 2 x 2 tiles
-  std::mt19937_64 rng = wavetile::test::freshGenerator();
-  std::uniform_real_distribution<float> value(-1, 1);
-  HostBuffer x(DType::bf16, m * k), w(DType::bf16, n * k), out(DType::f32, m * n);
-  auto run = [&](const std::string &what) {
-    for (int64_t i = 0; i < m * k; ++i)
-      x.set(i, value(rng));
-    for (int64_t i = 0; i < n * k; ++i)
-      w.set(i, value(rng));
-    out.poison();
-    ASSERT_TRUE(gemm_a16w16(rt, TensorRef::contiguous(out.data(), DType::f32, {m, n}),
-                            TensorRef::contiguous(x.data(), DType::bf16, {m, k}),
-                            TensorRef::contiguous(w.data(), DType::bf16, {n, k}), nullptr, &error, split))
-        << error;
-    expectBf16Product(x, w, out, m, n, k, what);
-  };
-  run("default stream");
-  const TensorRef ownWorkspace = rt.workspace(64, &error), ownCounters = rt.arrivalCounters(4, &error);
-  // Another stream (only its buffers are asked for: nothing is launched on it).
-  int otherStream = 0;
-  rt.stream = &otherStream;
-  const TensorRef otherWorkspace = rt.workspace(64, &error), otherCounters = rt.arrivalCounters(4, &error);
-  ASSERT_TRUE(otherWorkspace.data && otherCounters.data) << error;
-  EXPECT_NE(otherWorkspace.data, ownWorkspace.data);
-  EXPECT_NE(otherCounters.data, ownCounters.data);
-  std::vector<int32_t> counts(4, -1);
-  ASSERT_TRUE(host.device->copyToHost(counts.data(), otherCounters.data, counts.size() * sizeof(int32_t), &error));
-  EXPECT_EQ(counts, std::vector<int32_t>(4, 0)); // zeroed when allocated
-  counts.assign(4, 2); // two splits of each of its tiles have arrived
-  ASSERT_TRUE(host.device->copyToDevice(otherCounters.data, counts.data(), counts.size() * sizeof(int32_t), &error));
-  rt.stream = nullptr;
-  EXPECT_EQ(rt.workspace(64, &error).data, ownWorkspace.data);
-  run("default stream, another stream's counts pending");
-}
-
 // A workspace asked for more grows to a new buffer; the outgrown one stays allocated with its
 // contents (a CUDA graph captured with it, or a kernel still running, keeps using it). On
 // the host a freed block's first bytes would hold the allocator's links.

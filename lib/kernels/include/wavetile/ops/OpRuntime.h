@@ -132,16 +132,15 @@ public:
   size_t precompile(const std::function<void()> &calls, unsigned threads = 0);
 
   /// Device memory of at least `bytes` for ops that pass data between their kernels, kept
-  /// and reused. Each stream has its own, so that ops ordered on one stream never share it
-  /// with another stream's. Asked for more, it grows to at least twice its size; the
-  /// outgrown one stays allocated (with the runtime), for kernels still running on it and
-  /// CUDA graphs captured with it.
+  /// and reused: ops using it are ordered on `stream`. Asked for more, it grows to at least
+  /// twice its size; the outgrown one stays allocated (with the runtime), for kernels still
+  /// running on it and CUDA graphs captured with it.
   TensorRef workspace(size_t bytes, std::string *error);
   /// At least `count` i32 counters in device memory, zero whenever no launch is using them:
   /// a kernel counts its programs' arrivals there and clears each count it completes (the
-  /// splits of a GEMM tile). Zeroed when allocated; grown like the workspace, one set a stream.
+  /// splits of a GEMM tile). Zeroed when allocated; grown like the workspace.
   TensorRef arrivalCounters(int64_t count, std::string *error);
-  /// Zeroes `stream`'s counters again, after a launch that failed part-way may have left counts.
+  /// Zeroes the counters again, after a launch that failed part-way may have left counts.
   bool resetArrivalCounters(std::string *error);
 
   /// The tuned-configuration table of `op` (docs/tuning.md), keyed by `keyColumns`: read
@@ -161,14 +160,9 @@ public:
 private:
   OpRuntime(Device &device, std::unique_ptr<Jit> jit);
   std::unique_ptr<LoadedModule> compileAndLoad(const Module &module, std::string *error);
-  /// A stream's workspace and arrival counters.
-  struct StreamBuffers {
-    void *workspace = nullptr, *arrivalCounters = nullptr;
-    size_t workspaceBytes = 0, arrivalCounterBytes = 0;
-  };
   /// Reallocates `buffer` (of `bytes`) to `wanted` bytes when smaller; callers hold mutex_.
   bool growBuffer(void *&buffer, size_t &bytes, size_t wanted, std::string *error);
-  bool zeroArrivalCounters(StreamBuffers &buffers, std::string *error); // callers hold mutex_
+  bool zeroArrivalCounters(std::string *error); // callers hold mutex_
   Device &device_;
   std::string target_;
   std::unique_ptr<Jit> jit_;
@@ -177,8 +171,11 @@ private:
   /// For each thread inside precompile's calls: the modules its launches would have
   /// compiled, by specialization.
   std::map<std::thread::id, std::map<std::string, std::unique_ptr<Module>> *> collecting_;
-  std::map<void *, StreamBuffers> streamBuffers_; // by stream
-  std::vector<void *> outgrownBuffers_;           // released with the runtime
+  void *workspace_ = nullptr;
+  size_t workspaceBytes_ = 0;
+  void *arrivalCounters_ = nullptr;
+  size_t arrivalCounterBytes_ = 0;
+  std::vector<void *> outgrownBuffers_; // released with the runtime
   struct LaunchedKernel {
     int64_t localMemoryBytes = 0; // queried on its first launch
     NamedArgs::Plan arguments;
