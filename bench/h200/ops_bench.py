@@ -488,6 +488,44 @@ def bench_dequant_mxfp4():
              copy_bytes=lambda m, n: (m * n // 2 + m * n // 32 + 2 * m * n) // 2, exact=True)
 
 
+def torch_dequant_fp8(q, scales):
+    """fp8 codes [M, N] times their row's f32 scale [M, 1], as bf16."""
+    return (q.float() * scales).to(torch.bfloat16)
+
+
+compiled_dequant_fp8 = torch.compile(torch_dequant_fp8, dynamic=False)
+
+
+@triton.jit
+def _triton_dequant_fp8(q, scales, out, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(q + row * n + cols, mask=cols < n, other=0.0).to(tl.float32)
+    tl.store(out + row * n + cols, (v * tl.load(scales + row)).to(tl.bfloat16), mask=cols < n)
+
+
+def triton_dequant_fp8(q, scales):
+    m, n = q.shape
+    out = torch.empty(m, n, device=q.device, dtype=torch.bfloat16)
+    block = 1024
+    _triton_dequant_fp8[(m, triton.cdiv(n, block))](q, scales, out, n, BLOCK=block, num_warps=4)
+    return out
+
+
+def bench_dequant_fp8():
+    def make(m, n, g):  # per-token fp8 codes and scales of random bf16 rows
+        x = torch.randn(m, n, device="cuda", dtype=torch.bfloat16, generator=g) * 3
+        q = torch.empty(m, n, device="cuda", dtype=torch.float8_e4m3fn)
+        s = torch.empty(m, 1, device="cuda", dtype=torch.float32)
+        ops.dynamic_per_token_scaled_quant(q, x, s)
+        return q, s
+    impls = {"wavetile": lambda q, s: ops.dequant(q, s, torch.bfloat16), "torch": torch_dequant_fp8,
+             "compile": compiled_dequant_fp8, "triton": triton_dequant_fp8}
+    bench_op("dequant (per-token fp8 to bf16)", "N", make, impls, lambda q, s: (impls["wavetile"](q, s),),
+             lambda q, s: (torch_dequant_fp8(q, s),),
+             moved_bytes=lambda m, n: 3 * m * n + 4 * m, copy_bytes=lambda m, n: 3 * m * n // 2, exact=True)
+
+
 def torch_per_tensor_quant(x):
     amax = x.float().abs().amax().reshape(1)
     scale = amax / torch.full_like(amax, 448.0)  # a tensor divisor: correctly rounded (see per token)
@@ -732,6 +770,7 @@ def main():
     benches = {"accuracy": f32_accuracy, "rmsnorm": bench_rmsnorm, "layernorm": bench_layernorm,
                "silu": bench_silu_and_mul, "quant_exact": per_token_quant_exactness,
                "quant": bench_per_token_quant, "mxfp4": bench_mxfp4, "dequant_mxfp4": bench_dequant_mxfp4,
+               "dequant_fp8": bench_dequant_fp8,
                "tensor_quant": bench_per_tensor_quant,
                "rmsnorm_quant": bench_rmsnorm_quant, "rmsnorm_mxfp4": bench_rmsnorm_mxfp4, "rope": bench_rope}
     for name in os.environ.get("OPS", ",".join(benches)).split(","):
