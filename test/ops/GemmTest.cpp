@@ -795,6 +795,8 @@ INSTANTIATE_TEST_SUITE_P(
         ScaledCase{DType::i8, DType::f32, 1, 33, 520, true, false, false, 1, GemmConfig{1, 32, 256, 1, 4, 1, true}},
         ScaledCase{DType::i8, DType::bf16, 1, 75, 4200, true, true, true, 1}, // the default: skinny, K split 2
         ScaledCase{DType::f8E4M3FN, DType::f32, 5, 40, 500, true, false, true, 3},
+        // fp8 skinny: OCP e4m3 widened in pairs (one instruction a pair on NVIDIA), tails in N and K
+        ScaledCase{DType::f8E4M3FN, DType::bf16, 3, 70, 300, true, true, true, 2, GemmConfig{4, 16, 64, 1, 4, 2, true}},
         // sm_90a wgmma: 128-byte fp8 rows, and 32-byte rows
         ScaledCase{DType::f8E4M3FN, DType::bf16, 130, 200, 320, true, true, true, 1, GemmConfig{64, 64, 128, 2, 4, 1}},
         ScaledCase{DType::f8E4M3FN, DType::f32, 70, 64, 96, false, true, false, 1, GemmConfig{64, 64, 32, 2, 4, 1}},

@@ -874,6 +874,41 @@ private:
     return {uint64_t(a) << 8 | b};
   }
 
+  /// cvt.rn.f16x2.{e4m3x2,e5m2x2} d, a (PTX): each byte of a widened to the f16 in the
+  /// same half of d (exact: every e4m3fn and e5m2 value is an f16); NaN gives the canonical
+  /// f16 NaN 0x7fff, as PTX's conversions do.
+  Bits convertFp8x2ToF16x2(Lane &lane, NVVM::ConvertF8x2ToF16x2Op cvt) {
+    Type from = cvt.getSrcType();
+    if (!isa<Float8E4M3FNType, Float8E5M2Type>(from) || cvt.getRelu())
+      fault("fp8 conversion from " + typeName(from) + (cvt.getRelu() ? " with .relu" : "") + " is not modelled");
+    const llvm::fltSemantics &semantics = cast<FloatType>(from).getFloatSemantics();
+    Bits halves;
+    for (uint64_t code : get(lane, cvt.getSrc())) {
+      llvm::APFloat value(semantics, llvm::APInt(8, code & 0xff));
+      bool losesInfo = false;
+      value.convert(llvm::APFloat::IEEEhalf(), llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+      halves.push_back(value.isNaN() ? 0x7fff : value.bitcastToAPInt().getZExtValue());
+    }
+    return halves;
+  }
+
+  /// v_cvt_pk_f32_fp8 / v_cvt_pk_f32_bf8 (CDNA3 and CDNA4 ISA): bytes 2w and 2w + 1 of the
+  /// source dword (w the word select) widened exactly to two f32, byte 2w first; fp8 is e4m3
+  /// and bf8 e5m2, FNUZ on gfx942 and OCP on gfx950 (as the MFMA operands); NaN gives the
+  /// canonical f32 NaN.
+  Bits convertPkFp8ToF32(Lane &lane, Operation *op, bool bf8, bool highWord) {
+    const bool fnuz = target.name == "gfx942";
+    const SmallFloat format = bf8 ? (fnuz ? SmallFloat::E5M2FNUZ : SmallFloat::E5M2)
+                                  : (fnuz ? SmallFloat::E4M3FNUZ : SmallFloat::E4M3FN);
+    const uint64_t word = scalar(lane, op->getOperand(0));
+    Bits pair;
+    for (int byte = 0; byte < 2; ++byte) {
+      const double value = smallFloatValue(word >> (16 * highWord + 8 * byte) & 0xff, format);
+      pair.push_back(std::isnan(value) ? 0x7fc00000u : std::bit_cast<uint32_t>(float(value)));
+    }
+    return pair;
+  }
+
   /// The PTX our lowering writes as inline assembly for predicated accesses, executed
   /// statement by statement: `.reg .pred p`, `setp.ne.b32 p, $i, 0`, `mov.b32 $i, 0`, and
   /// (under `@p`) `ld.global[.vN].b32` / `st.global[.vN].b32` of 32-bit words. Operands
@@ -1218,6 +1253,12 @@ private:
       return Step::Next;
     if (auto cvt = dyn_cast<NVVM::ConvertF32x2ToF8x2Op>(op))
       return result(convertToFp8x2(lane, cvt));
+    if (auto cvt = dyn_cast<NVVM::ConvertF8x2ToF16x2Op>(op))
+      return result(convertFp8x2ToF16x2(lane, cvt));
+    if (auto cvt = dyn_cast<ROCDL::CvtPkF32Fp8Op>(op))
+      return result(convertPkFp8ToF32(lane, op, /*bf8=*/false, cvt.getWordSel()));
+    if (auto cvt = dyn_cast<ROCDL::CvtPkF32Bf8Op>(op))
+      return result(convertPkFp8ToF32(lane, op, /*bf8=*/true, cvt.getWordSel()));
     if (auto prmt = dyn_cast<NVVM::PermuteOp>(op)) {
       // prmt.b32 (default mode): selector nibble n picks byte (nibble & 7) of {hi, lo} into
       // result byte n; with the nibble's bit 3 set the picked byte's sign fills it instead.

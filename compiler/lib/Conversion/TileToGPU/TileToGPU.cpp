@@ -88,6 +88,9 @@ struct KernelContext {
   int64_t fewestDirectInstructions = 0;
   /// The kernel has shared dots (wgmma), which read shared memory through the async proxy.
   bool warpgroupDots = false;
+  /// The fp8 formats the target's conversion instructions read (CDNA3: the fnuz pair, CDNA4
+  /// and NVIDIA: OCP e4m3fn and e5m2).
+  bool ocpFp8 = true;
 };
 
 /// The power of two an i32 scalar of the original IR is known to be a multiple of.
@@ -2805,6 +2808,54 @@ struct FpConvertLowering : GpuPattern<FpConvertOp> {
       return success();
     }
     SmallVector<Value> sources = elementsOf(rw, loc, adaptor.getSource()), elements;
+    // Widening fp8 of the target's own formats takes its pair instructions, exactly (every
+    // fp8 value is an f16 and an f32; NaN stays NaN): on CDNA v_cvt_pk_f32_fp8/bf8 turn the low
+    // or high half of a dword into two f32; sm_90 widens a pair to f16 (cvt.rn.f16x2.e4m3x2),
+    // then f16 goes to the target.
+    Type sourceElement = getElementTypeOrSelf(op.getSource().getType());
+    const bool nativeFp8 = ctx.ocpFp8 ? isa<Float8E4M3FNType, Float8E5M2Type>(sourceElement)
+                                      : isa<Float8E4M3FNUZType, Float8E5M2FNUZType>(sourceElement);
+    auto fromF32 = [&](Value f) -> Value {
+      return target.isF32() ? f : Value(arith::TruncFOp::create(rw, loc, target, f));
+    };
+    if (ctx.amd && nativeFp8 && sources.size() % 2 == 0) {
+      const bool e5m2 = isa<Float8E5M2Type, Float8E5M2FNUZType>(sourceElement);
+      for (size_t i = 0; i < sources.size(); i += 4) {
+        // A dword of up to four codes (a last pair pads its high half with zeros).
+        SmallVector<Value> codes(4, arith::ConstantOp::create(rw, loc, rw.getI8Type(), rw.getI8IntegerAttr(0)));
+        for (size_t j = i; j < std::min(i + 4, sources.size()); ++j)
+          codes[j - i] = arith::BitcastOp::create(rw, loc, rw.getI8Type(), sources[j]);
+        Value word = vector::BitCastOp::create(
+            rw, loc, VectorType::get({1}, rw.getI32Type()),
+            vector::FromElementsOp::create(rw, loc, VectorType::get({4}, rw.getI8Type()), codes));
+        word = vector::ExtractOp::create(rw, loc, word, ArrayRef<int64_t>{0});
+        for (size_t half = 0; half < 2 && i + 2 * half < sources.size(); ++half) {
+          auto pairType = VectorType::get({2}, rw.getF32Type());
+          Value pair = e5m2 ? Value(ROCDL::CvtPkF32Bf8Op::create(rw, loc, pairType, word, half == 1))
+                            : Value(ROCDL::CvtPkF32Fp8Op::create(rw, loc, pairType, word, half == 1));
+          for (int64_t e = 0; e < 2; ++e)
+            elements.push_back(fromF32(vector::ExtractOp::create(rw, loc, pair, ArrayRef<int64_t>{e})));
+        }
+      }
+      rw.replaceOp(op, fromElements(rw, loc, vectorType, elements));
+      return success();
+    }
+    if (!ctx.amd && nativeFp8 && sources.size() % 2 == 0) {
+      auto bytePair = VectorType::get({2}, rw.getI8Type());
+      for (size_t i = 0; i < sources.size(); i += 2) {
+        Value pair = vector::FromElementsOp::create(rw, loc, VectorType::get({2}, sourceElement),
+                                                    ValueRange{sources[i], sources[i + 1]});
+        Value halves = NVVM::ConvertF8x2ToF16x2Op::create(rw, loc, VectorType::get({2}, rw.getF16Type()),
+                                                          vector::BitCastOp::create(rw, loc, bytePair, pair),
+                                                          /*relu=*/false, sourceElement);
+        for (int64_t half = 0; half < 2; ++half) {
+          Value h = vector::ExtractOp::create(rw, loc, halves, ArrayRef<int64_t>{half});
+          elements.push_back(target.isF16() ? h : fromF32(arith::ExtFOp::create(rw, loc, rw.getF32Type(), h)));
+        }
+      }
+      rw.replaceOp(op, fromElements(rw, loc, vectorType, elements));
+      return success();
+    }
     // sm_90 converts pairs of f32 to OCP fp8 in one instruction (cvt.rn.satfinite.e4m3x2).
     bool pairwise = !ctx.amd && op.getSaturate() && op.getRounding() == RoundingMode::rtne &&
                     isa<Float8E4M3FNType, Float8E5M2Type>(target) && sources.size() % 2 == 0 &&
@@ -3413,6 +3464,7 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
     analyzeContiguity(func, ctx); // keyed by the original values the patterns see
     if (amd && directToLds)
       ctx.directLdsBytes = target == "gfx950" ? 16 : 4; // CDNA3 moves one dword per lane; CDNA4 up to four
+    ctx.ocpFp8 = target != "gfx942";
     planDirectCopies(func, ctx);
 
     ConversionTarget target(*context);
