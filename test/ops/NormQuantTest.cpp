@@ -131,10 +131,11 @@ TEST_P(NormQuantTest, EqualsNormThenQuantization) {
         ADD_FAILURE() << "code " << i << " = " << int(out[i]) << ", composed " << int(out2[i]);
     EXPECT_EQ(bad, 0);
   }
-  if (c.withAdd)
+  if (c.withAdd) {
     for (int64_t r = 0; r < m; ++r)
       for (int64_t col = 0; col < n; ++col)
         ASSERT_EQ(residualOut.get(r * stride + col), residualOut2.get(r * stride + col)) << r << ", " << col;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
