@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <sstream>
 
 using namespace wavetile;
@@ -114,6 +115,69 @@ TEST_P(EmulatorTargets, LookupNibblesMapsEveryByte) {
     for (int b = 0; b < 256; ++b)
       EXPECT_EQ(out[b], uint16_t(uint8_t(kTable[b & 15]) | uint8_t(kTable[b >> 4]) << 8))
           << perThread << " bytes a thread, byte " << b;
+  }
+}
+
+// Every code of the four fp8 formats widened to f32, four a thread: each target's own formats
+// take its pair instructions (sm_90: OCP through cvt.rn.f16x2.e4m3x2/e5m2x2; gfx942: fnuz and
+// gfx950: OCP through v_cvt_pk_f32_fp8/bf8), each run as its vendor documents them; the other
+// formats the software decode. All against the formats' definitions.
+TEST_P(EmulatorTargets, Fp8WideningDecodesEveryCode) {
+  struct Format {
+    dsl::DType dtype;
+    int mantissaBits, bias;
+    bool fnuz; // NaN 0x80 only, no infinities, no -0
+  };
+  const Format formats[] = {{dsl::DType::f8E4M3FN, 3, 7, false},
+                            {dsl::DType::f8E5M2, 2, 15, false},
+                            {dsl::DType::f8E4M3FNUZ, 3, 8, true},
+                            {dsl::DType::f8E5M2FNUZ, 2, 16, true}};
+  // e4m3fn: S.1111.111 is NaN, no infinities; e5m2: IEEE's specials in exponent 31.
+  auto value = [](const Format &f, int code) {
+    const int magnitude = code & 0x7f, exponent = magnitude >> f.mantissaBits;
+    const int mantissa = magnitude & ((1 << f.mantissaBits) - 1);
+    const bool e5m2 = f.mantissaBits == 2 && !f.fnuz;
+    if (f.fnuz ? code == 0x80 : e5m2 ? exponent == 31 && mantissa : magnitude == 0x7f)
+      return double(NAN);
+    if (e5m2 && exponent == 31)
+      return code & 0x80 ? -double(INFINITY) : double(INFINITY);
+    const double fraction = double(mantissa) / (1 << f.mantissaBits);
+    const double v = exponent ? std::ldexp(1 + fraction, exponent - f.bias) : std::ldexp(fraction, 1 - f.bias);
+    return code & 0x80 ? -v : v;
+  };
+  const int32_t warp = std::string_view(GetParam()).starts_with("gfx") ? 64 : 32;
+  dsl::ModuleBuilder mb;
+  for (const Format &f : formats) {
+    dsl::KernelOptions options;
+    options.numWarps = 1;
+    auto k = mb.kernel(std::string("widen_") + dsl::dtypeName(f.dtype), options);
+    dsl::Pointer codes = k.pointer("codes", f.dtype), out = k.pointer("out", dsl::DType::f32);
+    dsl::Value i = dsl::programId(0) * (4 * warp) + dsl::arange(0, 4 * warp);
+    dsl::store(out, i, dsl::load(codes, i).to(dsl::DType::f32));
+  }
+  std::string error;
+  std::unique_ptr<Module> module = mb.finish(&error);
+  ASSERT_TRUE(module) << error;
+  auto emulator = EmulatedModule::compile(*module, *lookupGpuTarget(GetParam()), &error);
+  ASSERT_TRUE(emulator) << error;
+  for (const Format &f : formats) {
+    std::vector<uint8_t> codes(256);
+    for (int c = 0; c < 256; ++c)
+      codes[c] = uint8_t(c);
+    std::vector<float> out(256, -1234.5f);
+    std::vector<KernelArg> args{KernelArg::ptr(codes.data(), dsl::dtypeName(f.dtype), 256),
+                                KernelArg::ptr(out.data(), "f32", 1024)};
+    ASSERT_TRUE(emulator->launch(std::string("widen_") + dsl::dtypeName(f.dtype), {uint32_t(256 / (4 * warp)), 1, 1},
+                                 args, &error))
+        << error;
+    for (int c = 0; c < 256; ++c) {
+      const double expected = value(f, c);
+      if (std::isnan(expected))
+        EXPECT_TRUE(std::isnan(out[c])) << dsl::dtypeName(f.dtype) << " code " << c << ": " << out[c];
+      else
+        EXPECT_TRUE(out[c] == expected && std::signbit(out[c]) == std::signbit(expected))
+            << dsl::dtypeName(f.dtype) << " code " << c << ": " << out[c] << ", expected " << expected;
+    }
   }
 }
 

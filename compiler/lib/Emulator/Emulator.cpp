@@ -881,13 +881,11 @@ private:
     Type from = cvt.getSrcType();
     if (!isa<Float8E4M3FNType, Float8E5M2Type>(from) || cvt.getRelu())
       fault("fp8 conversion from " + typeName(from) + (cvt.getRelu() ? " with .relu" : "") + " is not modelled");
-    const llvm::fltSemantics &semantics = cast<FloatType>(from).getFloatSemantics();
+    const SmallFloat format = isa<Float8E4M3FNType>(from) ? SmallFloat::E4M3FN : SmallFloat::E5M2;
     Bits halves;
     for (uint64_t code : get(lane, cvt.getSrc())) {
-      llvm::APFloat value(semantics, llvm::APInt(8, code & 0xff));
-      bool losesInfo = false;
-      value.convert(llvm::APFloat::IEEEhalf(), llvm::APFloat::rmNearestTiesToEven, &losesInfo);
-      halves.push_back(value.isNaN() ? 0x7fff : value.bitcastToAPInt().getZExtValue());
+      const double value = smallFloatValue(code & 0xff, format);
+      halves.push_back(std::isnan(value) ? 0x7fff : std::bit_cast<uint16_t>(_Float16(value)));
     }
     return halves;
   }
