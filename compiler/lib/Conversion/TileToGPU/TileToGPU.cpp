@@ -2822,34 +2822,32 @@ struct FpConvertLowering : GpuPattern<FpConvertOp> {
       const bool e5m2 = isa<Float8E5M2Type, Float8E5M2FNUZType>(sourceElement);
       for (size_t i = 0; i < sources.size(); i += 4) {
         // A dword of up to four codes (a last pair pads its high half with zeros).
-        SmallVector<Value> codes(4, arith::ConstantOp::create(rw, loc, rw.getI8Type(), rw.getI8IntegerAttr(0)));
+        SmallVector<Value> codes(4, zeroOf(rw, loc, rw.getI8Type()));
         for (size_t j = i; j < std::min(i + 4, sources.size()); ++j)
-          codes[j - i] = arith::BitcastOp::create(rw, loc, rw.getI8Type(), sources[j]);
-        Value word = vector::BitCastOp::create(
-            rw, loc, VectorType::get({1}, rw.getI32Type()),
-            vector::FromElementsOp::create(rw, loc, VectorType::get({4}, rw.getI8Type()), codes));
-        word = vector::ExtractOp::create(rw, loc, word, ArrayRef<int64_t>{0});
+          codes[j - i] = toMemory(rw, loc, sources[j]);
+        Value word = extract(rw, loc,
+                             vector::BitCastOp::create(rw, loc, VectorType::get({1}, rw.getI32Type()),
+                                                       fromElements(rw, loc, VectorType::get({4}, rw.getI8Type()), codes)),
+                             0);
         for (size_t half = 0; half < 2 && i + 2 * half < sources.size(); ++half) {
           auto pairType = VectorType::get({2}, rw.getF32Type());
           Value pair = e5m2 ? Value(ROCDL::CvtPkF32Bf8Op::create(rw, loc, pairType, word, half == 1))
                             : Value(ROCDL::CvtPkF32Fp8Op::create(rw, loc, pairType, word, half == 1));
           for (int64_t e = 0; e < 2; ++e)
-            elements.push_back(fromF32(vector::ExtractOp::create(rw, loc, pair, ArrayRef<int64_t>{e})));
+            elements.push_back(fromF32(extract(rw, loc, pair, e)));
         }
       }
       rw.replaceOp(op, fromElements(rw, loc, vectorType, elements));
       return success();
     }
     if (!ctx.amd && nativeFp8 && sources.size() % 2 == 0) {
-      auto bytePair = VectorType::get({2}, rw.getI8Type());
       for (size_t i = 0; i < sources.size(); i += 2) {
-        Value pair = vector::FromElementsOp::create(rw, loc, VectorType::get({2}, sourceElement),
-                                                    ValueRange{sources[i], sources[i + 1]});
-        Value halves = NVVM::ConvertF8x2ToF16x2Op::create(rw, loc, VectorType::get({2}, rw.getF16Type()),
-                                                          vector::BitCastOp::create(rw, loc, bytePair, pair),
+        Value pair = fromElements(rw, loc, VectorType::get({2}, rw.getI8Type()),
+                                  {toMemory(rw, loc, sources[i]), toMemory(rw, loc, sources[i + 1])});
+        Value halves = NVVM::ConvertF8x2ToF16x2Op::create(rw, loc, VectorType::get({2}, rw.getF16Type()), pair,
                                                           /*relu=*/false, sourceElement);
         for (int64_t half = 0; half < 2; ++half) {
-          Value h = vector::ExtractOp::create(rw, loc, halves, ArrayRef<int64_t>{half});
+          Value h = extract(rw, loc, halves, half);
           elements.push_back(target.isF16() ? h : fromF32(arith::ExtFOp::create(rw, loc, rw.getF32Type(), h)));
         }
       }

@@ -36,7 +36,7 @@ func.func @to_e4m3_unsaturated(%p: !tile.ptr<f32>, %o: !tile.ptr<f8E4M3FN>) attr
 }
 
 // SM90-LABEL: gpu.func @from_e4m3
-// SM90:         %[[B0:.*]] = vector.bitcast %{{.*}} : vector<2xf8E4M3FN> to vector<2xi8>
+// SM90:         %[[B0:.*]] = vector.from_elements %{{.*}}, %{{.*}} : vector<2xi8>
 // SM90:         %[[H0:.*]] = nvvm.convert.f8x2.to.f16x2 %[[B0]] : vector<2xi8>(f8E4M3FN) -> vector<2xf16>
 // SM90:         vector.extract %[[H0]][0] : f16 from vector<2xf16>
 // SM90:         arith.extf %{{.*}} : f16 to f32
