@@ -449,12 +449,12 @@ bool wavetile::ops::tuneGemm(OpRuntime &rt, const std::vector<GemmShape> &shapes
       for (int i = 0; i < options.warmup; ++i)
         run(config, &why, i % copies);
       void *start = device.createEvent(error), *end = device.createEvent(error);
-      if (!start || !end || !device.recordEvent(start, rt.stream, error))
+      if (!start || !end || !device.recordEvent(start, rt.stream(), error))
         return false;
       for (int i = 0; i < options.repetitions; ++i)
         run(config, &why, (options.warmup + i) % copies);
       float ms = 0;
-      if (!device.recordEvent(end, rt.stream, error) || !device.elapsedMilliseconds(start, end, &ms, error) ||
+      if (!device.recordEvent(end, rt.stream(), error) || !device.elapsedMilliseconds(start, end, &ms, error) ||
           !device.destroyEvent(start, error) || !device.destroyEvent(end, error))
         return false;
       double us = 1000.0 * ms / options.repetitions;

@@ -19,6 +19,12 @@ using namespace wavetile::ops;
 using dsl::bitWidth;
 using dsl::dtypeName;
 
+namespace {
+std::atomic<uint64_t> nextRuntimeId{0};
+/// Each thread's stream in each runtime, by the runtime's id.
+thread_local std::unordered_map<uint64_t, void *> threadStreams;
+} // namespace
+
 TensorRef TensorRef::contiguous(void *data, DType dtype, std::vector<int64_t> shape) {
   std::vector<int64_t> strides(shape.size(), 1);
   for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
@@ -175,15 +181,23 @@ OpRuntime::OpRuntime(Device &device, std::unique_ptr<Jit> jit)
     : device_(device),
       target_(emulatedGpuTarget(device.target()).empty() ? device.target()
                                                          : std::string(emulatedGpuTarget(device.target()))),
-      jit_(std::move(jit)) {}
+      jit_(std::move(jit)), id_(nextRuntimeId.fetch_add(1)) {}
 OpRuntime::~OpRuntime() {
   std::string ignored;
-  for (void *buffer : {workspace_, arrivalCounters_})
-    if (buffer)
-      device_.release(buffer, &ignored);
+  for (auto &[stream, buffers] : streamBuffers_)
+    for (void *buffer : {buffers.workspace, buffers.arrivalCounters})
+      if (buffer)
+        device_.release(buffer, &ignored);
   for (void *buffer : outgrownBuffers_)
     device_.release(buffer, &ignored);
 }
+
+void *OpRuntime::stream() const {
+  auto it = threadStreams.find(id_);
+  return it == threadStreams.end() ? nullptr : it->second;
+}
+
+void OpRuntime::setStream(void *stream) { threadStreams[id_] = stream; }
 
 TunedDispatch *OpRuntime::tuned(const std::string &op, const std::vector<std::string> &keyColumns,
                                 std::string *error) {
@@ -226,35 +240,38 @@ bool OpRuntime::growBuffer(void *&buffer, size_t &bytes, size_t wanted, std::str
 
 TensorRef OpRuntime::workspace(size_t bytes, std::string *error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!growBuffer(workspace_, workspaceBytes_, bytes, error))
+  StreamBuffers &buffers = streamBuffers_[stream()];
+  if (!growBuffer(buffers.workspace, buffers.workspaceBytes, bytes, error))
     return {};
-  return {workspace_, DType::i8, {int64_t(bytes)}, {1}};
+  return {buffers.workspace, DType::i8, {int64_t(bytes)}, {1}};
 }
 
 TensorRef OpRuntime::arrivalCounters(int64_t count, std::string *error) {
   std::lock_guard<std::mutex> lock(mutex_);
+  StreamBuffers &buffers = streamBuffers_[stream()];
   const size_t bytes = size_t(count) * sizeof(int32_t);
-  if (bytes > arrivalCounterBytes_) {
-    if (!growBuffer(arrivalCounters_, arrivalCounterBytes_, bytes, error))
+  if (bytes > buffers.arrivalCounterBytes) {
+    if (!growBuffer(buffers.arrivalCounters, buffers.arrivalCounterBytes, bytes, error))
       return {};
-    if (!zeroArrivalCounters(error))
+    if (!zeroArrivalCounters(buffers, error))
       return {};
   }
-  return {arrivalCounters_, DType::i32, {count}, {1}};
+  return {buffers.arrivalCounters, DType::i32, {count}, {1}};
 }
 
 bool OpRuntime::resetArrivalCounters(std::string *error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return zeroArrivalCounters(error);
+  return zeroArrivalCounters(streamBuffers_[stream()], error);
 }
 
-bool OpRuntime::zeroArrivalCounters(std::string *error) {
-  if (!arrivalCounters_)
+bool OpRuntime::zeroArrivalCounters(StreamBuffers &buffers, std::string *error) {
+  if (!buffers.arrivalCounters)
     return true;
-  const std::vector<uint8_t> zeros(arrivalCounterBytes_);
+  const std::vector<uint8_t> zeros(buffers.arrivalCounterBytes);
   // A copy from pageable memory may return before its DMA lands: wait, so that no launch
   // on another stream sees the old counts.
-  return device_.copyToDevice(arrivalCounters_, zeros.data(), zeros.size(), error) && device_.synchronize(error);
+  return device_.copyToDevice(buffers.arrivalCounters, zeros.data(), zeros.size(), error) &&
+         device_.synchronize(error);
 }
 
 std::unique_ptr<OpRuntime> OpRuntime::create(Device &device, std::string *error) {
@@ -329,7 +346,7 @@ bool OpRuntime::launch(const std::string &specialization, const Builder &build, 
       return false;
     args.fill(state->second.arguments, &ordered);
   }
-  return k->launch(grid, ordered.data(), ordered.size(), stream, error);
+  return k->launch(grid, ordered.data(), ordered.size(), stream(), error);
 }
 
 int64_t OpRuntime::takeLaunchedLocalMemoryBytes() {

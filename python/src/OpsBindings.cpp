@@ -165,7 +165,7 @@ TensorRef readTensor(const py::handle &h) {
 
 /// Runs one op on `rt`'s stream; failures raise OpError with the op's message.
 void run(PyOpRuntime &rt, uintptr_t stream, const std::function<bool(OpRuntime &, std::string *)> &op) {
-  rt.runtime->stream = reinterpret_cast<void *>(stream);
+  rt.runtime->setStream(reinterpret_cast<void *>(stream));
   std::string error;
   bool ok;
   {

@@ -388,6 +388,54 @@ TEST(OpRuntimeBuffers, AnOutgrownWorkspaceStaysAllocated) {
   EXPECT_EQ(seen, pattern);
 }
 
+// Ops on two streams may run at once: each stream has its own workspace and arrival counters,
+// and a stream gets the same ones back. The stream handles are never launched on here.
+TEST(OpRuntimeBuffers, EachStreamHasItsOwnWorkspaceAndCounters) {
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  int handles[2];
+  std::vector<void *> workspaces, counters;
+  for (void *stream : {static_cast<void *>(nullptr), static_cast<void *>(&handles[0]), static_cast<void *>(&handles[1])}) {
+    host.runtime->setStream(stream);
+    workspaces.push_back(host.runtime->workspace(64, &error).data);
+    counters.push_back(host.runtime->arrivalCounters(4, &error).data);
+    ASSERT_TRUE(workspaces.back() && counters.back()) << error;
+  }
+  EXPECT_EQ(std::set<void *>(workspaces.begin(), workspaces.end()).size(), 3u);
+  EXPECT_EQ(std::set<void *>(counters.begin(), counters.end()).size(), 3u);
+  host.runtime->setStream(&handles[0]);
+  EXPECT_EQ(host.runtime->workspace(64, &error).data, workspaces[1]);
+  EXPECT_EQ(host.runtime->arrivalCounters(4, &error).data, counters[1]);
+  host.runtime->setStream(nullptr);
+  EXPECT_EQ(host.runtime->workspace(64, &error).data, workspaces[0]);
+}
+
+// Threads sharing a runtime (Python threads, each on its own torch stream) keep their own
+// streams: one setting its stream never moves another's launches. A new thread, and the
+// same thread in another runtime, start on the default stream.
+TEST(OpRuntime, EachThreadLaunchesOnItsOwnStream) {
+  wavetile::test::HostOps host, other;
+  ASSERT_TRUE(host.runtime && other.runtime);
+  int handles[2];
+  std::latch bothSet(2);
+  std::vector<void *> seen(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      host.runtime->setStream(&handles[t]);
+      bothSet.arrive_and_wait();
+      seen[t] = host.runtime->stream();
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_EQ(seen, (std::vector<void *>{&handles[0], &handles[1]}));
+  EXPECT_EQ(host.runtime->stream(), nullptr);
+  host.runtime->setStream(&handles[0]);
+  EXPECT_EQ(other.runtime->stream(), nullptr);
+  EXPECT_EQ(host.runtime->stream(), &handles[0]);
+}
+
 // Two threads inside precompile at once (both past their start before either launches):
 // each collects and loads its own launches, nothing runs, and the real calls afterwards
 // compile nothing.

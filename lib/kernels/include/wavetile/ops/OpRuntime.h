@@ -115,8 +115,10 @@ public:
   /// Whether `target` computes on bf16 pairs, two elements an instruction (NVIDIA sm_90: add,
   /// mul, fma, min and max of bf16x2); library kernels that can stay in bf16 do there.
   static bool hasBf16PairArithmetic(std::string_view target);
-  /// Launches go to this stream (null: the default stream).
-  void *stream = nullptr;
+  /// The stream the calling thread's launches go to (null, until set: the default stream).
+  /// Each thread keeps its own, so threads sharing the runtime never launch on each other's.
+  void *stream() const;
+  void setStream(void *stream);
 
   using Builder = std::function<std::unique_ptr<Module>(std::string *error)>;
   /// Launches kernel `kernel` of the module `build` makes for `specialization` (a string
@@ -132,15 +134,18 @@ public:
   size_t precompile(const std::function<void()> &calls, unsigned threads = 0);
 
   /// Device memory of at least `bytes` for ops that pass data between their kernels, kept
-  /// and reused: ops using it are ordered on `stream`. Asked for more, it grows to at least
-  /// twice its size; the outgrown one stays allocated (with the runtime), for kernels still
-  /// running on it and CUDA graphs captured with it.
+  /// and reused by the ops of the calling thread's stream, which that stream orders; each
+  /// stream has its own, so ops running at once on two streams never share one. Asked for
+  /// more, it grows to at least twice its size; the outgrown one stays allocated (with the
+  /// runtime), for kernels still running on it and CUDA graphs captured with it.
   TensorRef workspace(size_t bytes, std::string *error);
-  /// At least `count` i32 counters in device memory, zero whenever no launch is using them:
-  /// a kernel counts its programs' arrivals there and clears each count it completes (the
-  /// splits of a GEMM tile). Zeroed when allocated; grown like the workspace.
+  /// At least `count` i32 counters in device memory, one set a stream like the workspace,
+  /// zero whenever no launch is using them: a kernel counts its programs' arrivals there and
+  /// clears each count it completes (the splits of a GEMM tile). Zeroed when allocated;
+  /// grown like the workspace.
   TensorRef arrivalCounters(int64_t count, std::string *error);
-  /// Zeroes the counters again, after a launch that failed part-way may have left counts.
+  /// Zeroes the calling thread's stream's counters again, after a launch that failed
+  /// part-way may have left counts.
   bool resetArrivalCounters(std::string *error);
 
   /// The tuned-configuration table of `op` (docs/tuning.md), keyed by `keyColumns`: read
@@ -162,20 +167,26 @@ private:
   std::unique_ptr<LoadedModule> compileAndLoad(const Module &module, std::string *error);
   /// Reallocates `buffer` (of `bytes`) to `wanted` bytes when smaller; callers hold mutex_.
   bool growBuffer(void *&buffer, size_t &bytes, size_t wanted, std::string *error);
-  bool zeroArrivalCounters(std::string *error); // callers hold mutex_
+  /// What one stream's ops pass between their kernels.
+  struct StreamBuffers {
+    void *workspace = nullptr;
+    size_t workspaceBytes = 0;
+    void *arrivalCounters = nullptr;
+    size_t arrivalCounterBytes = 0;
+  };
+  bool zeroArrivalCounters(StreamBuffers &buffers, std::string *error); // callers hold mutex_
   Device &device_;
   std::string target_;
   std::unique_ptr<Jit> jit_;
+  /// Tells runtimes apart in each thread's streams, also one made where a released one was.
+  const uint64_t id_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<LoadedModule>> loaded_; // by specialization (long keys)
   /// For each thread inside precompile's calls: the modules its launches would have
   /// compiled, by specialization.
   std::map<std::thread::id, std::map<std::string, std::unique_ptr<Module>> *> collecting_;
-  void *workspace_ = nullptr;
-  size_t workspaceBytes_ = 0;
-  void *arrivalCounters_ = nullptr;
-  size_t arrivalCounterBytes_ = 0;
-  std::vector<void *> outgrownBuffers_; // released with the runtime
+  std::map<void *, StreamBuffers> streamBuffers_; // by stream
+  std::vector<void *> outgrownBuffers_;           // released with the runtime
   struct LaunchedKernel {
     int64_t localMemoryBytes = 0; // queried on its first launch
     NamedArgs::Plan arguments;
