@@ -87,10 +87,11 @@ struct RsqrtThroughApproximateSqrt : OpRewritePattern<math::RsqrtOp> {
 struct LowerGPUMath : wavetile::impl::LowerGPUMathBase<LowerGPUMath> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    // Every expansion but fma's into a product and a sum: an fma is one instruction, and
-    // kernels use it for its single rounding (exact remainders).
+    // Every expansion but fma's into a product and a sum (an fma is one instruction, and
+    // kernels use it for its single rounding: exact remainders) and roundeven's (one
+    // instruction; the expansion through x + 0.5 rounds the float just below 0.5 up).
     math::populateExpansionPatterns(patterns, {"ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh", "ceil",
-                                               "exp2", "powf", "fpowi", "round", "roundeven", "clampf"});
+                                               "exp2", "powf", "fpowi", "round", "clampf"});
     // f16/bf16 go through f32 for everything without a native instruction; f32 exp and rsqrt
     // stay for the second step (the expansions would turn exp2 back into exp).
     populateMathF32ExpansionPatterns(patterns, [](StringRef name) { return !hasNativeInstruction(name); });

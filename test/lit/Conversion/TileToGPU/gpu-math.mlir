@@ -83,3 +83,16 @@ func.func @fma_is_native(%a: vector<4xf32>, %b: vector<4xf32>, %c: vector<4xf32>
   %r = math.fma %a, %b, %c : vector<4xf32>
   return %r : vector<4xf32>
 }
+
+// -----
+
+// roundeven stays one op (v_rndne_f32, cvt.rni.f32.f32). Expanded through math.round, x + 0.5
+// rounds up for the float just below 0.5, which the software fp8/fp4 encodings scale onto.
+// CHECK-LABEL: func.func @roundeven_is_native
+// CHECK:         math.roundeven %{{.*}} : vector<4xf32>
+// CHECK-NOT:     math.trunc
+// CHECK-NOT:     arith.addf
+func.func @roundeven_is_native(%x: vector<4xf32>) -> vector<4xf32> {
+  %r = math.roundeven %x : vector<4xf32>
+  return %r : vector<4xf32>
+}
