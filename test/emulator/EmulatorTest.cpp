@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <sstream>
 
@@ -118,49 +119,61 @@ TEST_P(EmulatorTargets, LookupNibblesMapsEveryByte) {
   }
 }
 
+/// An fp8 format by its definition: e4m3fn has S.1111.111 as NaN and no infinities, e5m2
+/// IEEE's specials in exponent 31, the fnuz formats NaN 0x80 only, no infinities, no -0.
+struct Fp8Format {
+  dsl::DType dtype;
+  int mantissaBits, bias;
+  bool fnuz;
+  uint8_t largestCode;
+};
+const Fp8Format kFp8Formats[] = {{dsl::DType::f8E4M3FN, 3, 7, false, 0x7e},
+                                 {dsl::DType::f8E5M2, 2, 15, false, 0x7b},
+                                 {dsl::DType::f8E4M3FNUZ, 3, 8, true, 0x7f},
+                                 {dsl::DType::f8E5M2FNUZ, 2, 16, true, 0x7f}};
+
+double fp8Value(const Fp8Format &f, int code) {
+  const int magnitude = code & 0x7f, exponent = magnitude >> f.mantissaBits;
+  const int mantissa = magnitude & ((1 << f.mantissaBits) - 1);
+  const bool e5m2 = f.mantissaBits == 2 && !f.fnuz;
+  if (f.fnuz ? code == 0x80 : e5m2 ? exponent == 31 && mantissa : magnitude == 0x7f)
+    return double(NAN);
+  if (e5m2 && exponent == 31)
+    return code & 0x80 ? -double(INFINITY) : double(INFINITY);
+  const double fraction = double(mantissa) / (1 << f.mantissaBits);
+  const double v = exponent ? std::ldexp(1 + fraction, exponent - f.bias) : std::ldexp(fraction, 1 - f.bias);
+  return code & 0x80 ? -v : v;
+}
+
+/// For `target`, one kernel per fp8 format ("<name>_<format>") whose threads each convert four
+/// elements: codes to f32 (widening), or f32 to codes with saturation (narrowing).
+std::unique_ptr<EmulatedModule> fp8Conversions(const std::string &target, const std::string &name, bool narrowing,
+                                               std::string *error) {
+  const int32_t warp = target.starts_with("gfx") ? 64 : 32;
+  dsl::ModuleBuilder mb;
+  for (const Fp8Format &f : kFp8Formats) {
+    dsl::KernelOptions options;
+    options.numWarps = 1;
+    auto k = mb.kernel(name + "_" + dsl::dtypeName(f.dtype), options);
+    const dsl::DType from = narrowing ? dsl::DType::f32 : f.dtype, to = narrowing ? f.dtype : dsl::DType::f32;
+    dsl::Pointer in = k.pointer("in", from), out = k.pointer("out", to);
+    dsl::Value i = dsl::programId(0) * (4 * warp) + dsl::arange(0, 4 * warp);
+    dsl::store(out, i, dsl::load(in, i).to(to, /*saturate=*/narrowing));
+  }
+  std::unique_ptr<Module> module = mb.finish(error);
+  return module ? EmulatedModule::compile(*module, *lookupGpuTarget(target), error) : nullptr;
+}
+
 // Every code of the four fp8 formats widened to f32, four a thread: each target's own formats
 // take its pair instructions (sm_90: OCP through cvt.rn.f16x2.e4m3x2/e5m2x2; gfx942: fnuz and
 // gfx950: OCP through v_cvt_pk_f32_fp8/bf8), each run as its vendor documents them; the other
 // formats the software decode. All against the formats' definitions.
 TEST_P(EmulatorTargets, Fp8WideningDecodesEveryCode) {
-  struct Format {
-    dsl::DType dtype;
-    int mantissaBits, bias;
-    bool fnuz; // NaN 0x80 only, no infinities, no -0
-  };
-  const Format formats[] = {{dsl::DType::f8E4M3FN, 3, 7, false},
-                            {dsl::DType::f8E5M2, 2, 15, false},
-                            {dsl::DType::f8E4M3FNUZ, 3, 8, true},
-                            {dsl::DType::f8E5M2FNUZ, 2, 16, true}};
-  // e4m3fn: S.1111.111 is NaN, no infinities; e5m2: IEEE's specials in exponent 31.
-  auto value = [](const Format &f, int code) {
-    const int magnitude = code & 0x7f, exponent = magnitude >> f.mantissaBits;
-    const int mantissa = magnitude & ((1 << f.mantissaBits) - 1);
-    const bool e5m2 = f.mantissaBits == 2 && !f.fnuz;
-    if (f.fnuz ? code == 0x80 : e5m2 ? exponent == 31 && mantissa : magnitude == 0x7f)
-      return double(NAN);
-    if (e5m2 && exponent == 31)
-      return code & 0x80 ? -double(INFINITY) : double(INFINITY);
-    const double fraction = double(mantissa) / (1 << f.mantissaBits);
-    const double v = exponent ? std::ldexp(1 + fraction, exponent - f.bias) : std::ldexp(fraction, 1 - f.bias);
-    return code & 0x80 ? -v : v;
-  };
   const int32_t warp = std::string_view(GetParam()).starts_with("gfx") ? 64 : 32;
-  dsl::ModuleBuilder mb;
-  for (const Format &f : formats) {
-    dsl::KernelOptions options;
-    options.numWarps = 1;
-    auto k = mb.kernel(std::string("widen_") + dsl::dtypeName(f.dtype), options);
-    dsl::Pointer codes = k.pointer("codes", f.dtype), out = k.pointer("out", dsl::DType::f32);
-    dsl::Value i = dsl::programId(0) * (4 * warp) + dsl::arange(0, 4 * warp);
-    dsl::store(out, i, dsl::load(codes, i).to(dsl::DType::f32));
-  }
   std::string error;
-  std::unique_ptr<Module> module = mb.finish(&error);
-  ASSERT_TRUE(module) << error;
-  auto emulator = EmulatedModule::compile(*module, *lookupGpuTarget(GetParam()), &error);
+  auto emulator = fp8Conversions(GetParam(), "widen", /*narrowing=*/false, &error);
   ASSERT_TRUE(emulator) << error;
-  for (const Format &f : formats) {
+  for (const Fp8Format &f : kFp8Formats) {
     std::vector<uint8_t> codes(256);
     for (int c = 0; c < 256; ++c)
       codes[c] = uint8_t(c);
@@ -171,12 +184,68 @@ TEST_P(EmulatorTargets, Fp8WideningDecodesEveryCode) {
                                  args, &error))
         << error;
     for (int c = 0; c < 256; ++c) {
-      const double expected = value(f, c);
+      const double expected = fp8Value(f, c);
       if (std::isnan(expected))
         EXPECT_TRUE(std::isnan(out[c])) << dsl::dtypeName(f.dtype) << " code " << c << ": " << out[c];
       else
         EXPECT_TRUE(out[c] == expected && std::signbit(out[c]) == std::signbit(expected))
             << dsl::dtypeName(f.dtype) << " code " << c << ": " << out[c] << ", expected " << expected;
+    }
+  }
+}
+
+// f32 narrowed with saturation to the four fp8 formats, four a thread: each target's own
+// formats take its pair instructions (sm_90: cvt.rn.satfinite.e4m3x2/e5m2x2; gfx942: fnuz and
+// gfx950: OCP through v_cvt_pk_fp8/bf8_f32 after a clamp), run as the vendors document them;
+// the other formats the software encoding. Inputs: every finite value, the midpoints between
+// neighbours (ties go to the even code) and the floats beside them, values past the largest
+// finite, infinities, NaN and zeros, both signs; against the nearest code by the formats'
+// definitions (fnuz has no -0).
+TEST_P(EmulatorTargets, Fp8SaturatingNarrowingRoundsToNearestEven) {
+  const int32_t warp = std::string_view(GetParam()).starts_with("gfx") ? 64 : 32;
+  std::string error;
+  auto emulator = fp8Conversions(GetParam(), "narrow", /*narrowing=*/true, &error);
+  ASSERT_TRUE(emulator) << error;
+  for (const Fp8Format &f : kFp8Formats) {
+    const double largest = fp8Value(f, f.largestCode);
+    std::vector<float> magnitudes{1e-40f, float(fp8Value(f, 1) / 2), float(fp8Value(f, 1) / 4), float(largest * 1.0625),
+                                  float(largest * 2), 1e30f, FLT_MAX, INFINITY};
+    for (int c = 0; c <= f.largestCode; ++c) {
+      magnitudes.push_back(float(fp8Value(f, c)));
+      if (c == f.largestCode)
+        break;
+      const float mid = float((fp8Value(f, c) + fp8Value(f, c + 1)) / 2); // exact in f32
+      magnitudes.insert(magnitudes.end(), {mid, std::nextafter(mid, 0.f), std::nextafter(mid, INFINITY)});
+    }
+    std::vector<float> inputs{NAN};
+    for (float m : magnitudes)
+      inputs.insert(inputs.end(), {m, -m});
+    const size_t count = (inputs.size() + 4 * warp - 1) / (4 * warp) * (4 * warp);
+    inputs.resize(count, 0.f);
+    std::vector<uint8_t> out(count, 0x5a);
+    std::vector<KernelArg> args{KernelArg::ptr(inputs.data(), "f32", count * 4),
+                                KernelArg::ptr(out.data(), dsl::dtypeName(f.dtype), count)};
+    ASSERT_TRUE(emulator->launch(std::string("narrow_") + dsl::dtypeName(f.dtype), {uint32_t(count / (4 * warp)), 1, 1},
+                                 args, &error))
+        << error;
+    for (size_t i = 0; i < count; ++i) {
+      const float x = inputs[i];
+      if (std::isnan(x)) {
+        EXPECT_TRUE(std::isnan(fp8Value(f, out[i]))) << dsl::dtypeName(f.dtype) << " NaN gave " << int(out[i]);
+        continue;
+      }
+      // The code below |x| and the one above; the nearer wins, a tie the even one.
+      const double m = std::fabs(double(x));
+      int code = f.largestCode;
+      for (int c = 0; c < f.largestCode; ++c)
+        if (m < fp8Value(f, c + 1)) {
+          const double below = m - fp8Value(f, c), above = fp8Value(f, c + 1) - m;
+          code = below < above || (below == above && c % 2 == 0) ? c : c + 1;
+          break;
+        }
+      if (std::signbit(x) && !(f.fnuz && code == 0))
+        code |= 0x80;
+      EXPECT_EQ(int(out[i]), code) << dsl::dtypeName(f.dtype) << " of " << x;
     }
   }
 }

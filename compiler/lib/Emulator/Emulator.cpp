@@ -825,33 +825,43 @@ private:
 
   uint32_t laneInWave(const Lane &lane) const { return lane.thread % uint32_t(target.waveSize); }
 
-  /// `value` rounded to nearest even into an 8-bit float with `mantissaBits` and `bias`
-  /// (e4m3fn: 3, 7, largest finite 448, NaN S.1111.111; e5m2: 2, 15, 57344, inf
-  /// S.11111.00). `saturate` (PTX .satfinite) clamps infinities and overflow to the largest
-  /// finite value.
-  static uint8_t encodeFp8(float value, bool e4m3, bool saturate) {
-    const int mantissaBits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
-    const double largest = e4m3 ? 448.0 : 57344.0;
+  /// `value` rounded to nearest even into fp8 `format` (e4m3fn: largest finite 448, NaN
+  /// S.1111.111; e5m2: 57344, infinity S.11111.00; the fnuz formats: 240 and 57344, NaN 0x80
+  /// and no -0). Past the largest finite value (infinity too) it gives that value with
+  /// `saturate`, else infinity where the format has one, else NaN. NaN gives the fnuz NaN or,
+  /// for the OCP formats, `ocpNaN`.
+  static uint8_t encodeFp8(float value, SmallFloat format, bool saturate, uint8_t ocpNaN) {
+    const bool fnuz = format == SmallFloat::E4M3FNUZ || format == SmallFloat::E5M2FNUZ;
+    const bool e4m3 = format == SmallFloat::E4M3FN || format == SmallFloat::E4M3FNUZ;
+    const int mantissaBits = e4m3 ? 3 : 2;
+    const int bias = (e4m3 ? 7 : 15) + fnuz;
+    const uint8_t largestCode = fnuz ? 0x7f : e4m3 ? 0x7e : 0x7b;
+    const double largest = smallFloatValue(largestCode, format);
     const uint8_t sign = std::signbit(value) ? 0x80 : 0;
     if (std::isnan(value))
-      return 0x7f; // the canonical NaN of both
-    double magnitude = std::fabs(double(value));
-    if (magnitude == 0)
-      return sign;
+      return fnuz ? 0x80 : ocpNaN;
+    const uint8_t overflow = saturate ? sign | largestCode
+                             : fnuz   ? 0x80
+                             : e4m3   ? sign | 0x7f // e4m3fn has no infinity
+                                      : sign | 0x7c;
+    const double magnitude = std::fabs(double(value));
+    if (std::isinf(magnitude))
+      return overflow;
     const int minExponent = 1 - bias;
-    int exponent = std::max(int(std::floor(std::log2(magnitude))), minExponent);
+    int exponent = std::max(int(std::floor(std::log2(std::max(magnitude, 1e-300)))), minExponent);
     const double quantum = std::ldexp(1.0, exponent - mantissaBits);
-    double rounded = std::nearbyint(magnitude / quantum) * quantum; // ties to even
-    if (rounded > largest || std::isinf(magnitude)) {
-      if (saturate || e4m3) // e4m3fn has no infinity: unsaturated overflow is NaN
-        return saturate ? uint8_t(sign | (e4m3 ? 0x7e : 0x7b)) : uint8_t(sign | 0x7f);
-      return sign | 0x7c;
+    const double rounded = std::nearbyint(magnitude / quantum) * quantum; // ties to even
+    if (rounded > largest)
+      return overflow;
+    uint8_t code;
+    if (rounded < std::ldexp(1.0, minExponent)) { // subnormal or zero
+      code = uint8_t(rounded / std::ldexp(1.0, minExponent - mantissaBits));
+    } else {
+      exponent = int(std::floor(std::log2(rounded)));
+      const int mantissa = int((rounded / std::ldexp(1.0, exponent) - 1) * (1 << mantissaBits));
+      code = uint8_t((exponent + bias) << mantissaBits) | uint8_t(mantissa);
     }
-    if (rounded < std::ldexp(1.0, minExponent)) // subnormal
-      return sign | uint8_t(rounded / std::ldexp(1.0, minExponent - mantissaBits));
-    exponent = int(std::floor(std::log2(rounded)));
-    const int mantissa = int((rounded / std::ldexp(1.0, exponent) - 1) * (1 << mantissaBits));
-    return sign | uint8_t((exponent + bias) << mantissaBits) | uint8_t(mantissa);
+    return fnuz && code == 0 ? 0 : sign | code;
   }
 
   /// cvt.rn[.satfinite][.relu].{e4m3x2,e5m2x2}.f32 d, a, b (PTX): a's code in the upper byte.
@@ -866,7 +876,7 @@ private:
       float f = std::bit_cast<float>(uint32_t(scalar(lane, v)));
       if (cvt.getRelu() && !(f >= 0))
         f = std::isnan(f) ? f : 0.f;
-      return encodeFp8(f, e4m3, saturate);
+      return encodeFp8(f, e4m3 ? SmallFloat::E4M3FN : SmallFloat::E5M2, saturate, /*ocpNaN=*/0x7f);
     };
     const uint8_t a = code(cvt.getA()), b = code(cvt.getB());
     if (isa<VectorType>(cvt.getType()))
@@ -905,6 +915,26 @@ private:
       pair.push_back(std::isnan(value) ? 0x7fc00000u : std::bit_cast<uint32_t>(float(value)));
     }
     return pair;
+  }
+
+  /// v_cvt_pk_fp8_f32 / v_cvt_pk_bf8_f32 (CDNA3 and CDNA4 ISA): the two f32 sources rounded
+  /// to nearest even into the low (source 0) and high byte of word w of the result (w the
+  /// word select), the other word kept from `old`; fp8 is e4m3 and bf8 e5m2, FNUZ on gfx942
+  /// and OCP on gfx950. With MODE.FP16_OVFL clear (the default, which our kernels keep),
+  /// overflow and infinity give NaN (fnuz's 0x80, e4m3's S.1111.111) or e5m2's infinity;
+  /// NaN gives 0x80 or S.1111.111. The clamp bit is ignored.
+  uint64_t convertF32PairToPkFp8(Lane &lane, Operation *op, bool bf8, bool highWord) {
+    const bool fnuz = target.name == "gfx942";
+    const SmallFloat format = bf8 ? (fnuz ? SmallFloat::E5M2FNUZ : SmallFloat::E5M2)
+                                  : (fnuz ? SmallFloat::E4M3FNUZ : SmallFloat::E4M3FN);
+    auto code = [&](Value v) -> uint64_t {
+      const float f = std::bit_cast<float>(uint32_t(scalar(lane, v)));
+      return encodeFp8(f, format, /*saturate=*/false, uint8_t((std::signbit(f) ? 0x80 : 0) | 0x7f));
+    };
+    const uint64_t pair = code(op->getOperand(0)) | code(op->getOperand(1)) << 8;
+    const uint64_t old = scalar(lane, op->getOperand(2)) & 0xffffffffu;
+    const int shift = highWord ? 16 : 0;
+    return (old & ~(uint64_t(0xffff) << shift)) | pair << shift;
   }
 
   /// The PTX our lowering writes as inline assembly for predicated accesses, executed
@@ -1257,6 +1287,10 @@ private:
       return result(convertPkFp8ToF32(lane, op, /*bf8=*/false, cvt.getWordSel()));
     if (auto cvt = dyn_cast<ROCDL::CvtPkF32Bf8Op>(op))
       return result(convertPkFp8ToF32(lane, op, /*bf8=*/true, cvt.getWordSel()));
+    if (auto cvt = dyn_cast<ROCDL::CvtPkFp8F32Op>(op))
+      return result({convertF32PairToPkFp8(lane, op, /*bf8=*/false, cvt.getWordSel())});
+    if (auto cvt = dyn_cast<ROCDL::CvtPkBf8F32Op>(op))
+      return result({convertF32PairToPkFp8(lane, op, /*bf8=*/true, cvt.getWordSel())});
     if (auto prmt = dyn_cast<NVVM::PermuteOp>(op)) {
       // prmt.b32 (default mode): selector nibble n picks byte (nibble & 7) of {hi, lo} into
       // result byte n; with the nibble's bit 3 set the picked byte's sign fills it instead.

@@ -91,6 +91,9 @@ struct KernelContext {
   /// The fp8 formats the target's conversion instructions read (CDNA3: the fnuz pair, CDNA4
   /// and NVIDIA: OCP e4m3fn and e5m2).
   bool ocpFp8 = true;
+  /// NaN-propagating f32 minimum and maximum are instructions (CDNA4: v_minimum3_f32,
+  /// v_maximum3_f32); elsewhere on AMD they take a compare and a select each.
+  bool nativeMinimumMaximum = false;
 };
 
 /// The power of two an i32 scalar of the original IR is known to be a multiple of.
@@ -2813,8 +2816,10 @@ struct FpConvertLowering : GpuPattern<FpConvertOp> {
     // or high half of a dword into two f32; sm_90 widens a pair to f16 (cvt.rn.f16x2.e4m3x2),
     // then f16 goes to the target.
     Type sourceElement = getElementTypeOrSelf(op.getSource().getType());
-    const bool nativeFp8 = ctx.ocpFp8 ? isa<Float8E4M3FNType, Float8E5M2Type>(sourceElement)
-                                      : isa<Float8E4M3FNUZType, Float8E5M2FNUZType>(sourceElement);
+    auto isNativeFp8 = [&](Type type) {
+      return ctx.ocpFp8 ? isa<Float8E4M3FNType, Float8E5M2Type>(type) : isa<Float8E4M3FNUZType, Float8E5M2FNUZType>(type);
+    };
+    const bool nativeFp8 = isNativeFp8(sourceElement);
     auto fromF32 = [&](Value f) -> Value {
       return target.isF32() ? f : Value(arith::TruncFOp::create(rw, loc, target, f));
     };
@@ -2854,19 +2859,56 @@ struct FpConvertLowering : GpuPattern<FpConvertOp> {
       rw.replaceOp(op, fromElements(rw, loc, vectorType, elements));
       return success();
     }
-    // sm_90 converts pairs of f32 to OCP fp8 in one instruction (cvt.rn.satfinite.e4m3x2).
-    bool pairwise = !ctx.amd && op.getSaturate() && op.getRounding() == RoundingMode::rtne &&
-                    isa<Float8E4M3FNType, Float8E5M2Type>(target) && sources.size() % 2 == 0 &&
-                    getElementTypeOrSelf(op.getSource().getType()).isF32();
+    // Saturating f32 pairs narrow to the target's own fp8 formats in one instruction.
+    const bool pairwise = op.getSaturate() && op.getRounding() == RoundingMode::rtne && isNativeFp8(target) &&
+                          sources.size() % 2 == 0 && sourceElement.isF32();
+    if (pairwise && ctx.amd) {
+      // v_cvt_pk_fp8_f32/bf8_f32 round to nearest even into the low or high half of a dword.
+      // Overflow and infinity would give NaN (or e5m2's infinity: MODE.FP16_OVFL is clear),
+      // so finite values are clamped to the largest one first; NaN stays NaN.
+      const bool e5m2 = isa<Float8E5M2Type, Float8E5M2FNUZType>(target);
+      llvm::APFloat largest = llvm::APFloat::getLargest(cast<FloatType>(target).getFloatSemantics());
+      bool inexact;
+      largest.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven, &inexact);
+      Value high = arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(largest.convertToFloat()));
+      Value low = arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(-largest.convertToFloat()));
+      // Without NaN-propagating minimum and maximum instructions: a median of three
+      // (v_med3_f32), NaN put back after.
+      auto clamped = [&](Value x) -> Value {
+        if (ctx.nativeMinimumMaximum)
+          return arith::MinimumFOp::create(rw, loc, arith::MaximumFOp::create(rw, loc, x, low), high);
+        Value inRange = arith::MinNumFOp::create(rw, loc, arith::MaxNumFOp::create(rw, loc, x, low), high);
+        Value isNaN = arith::CmpFOp::create(rw, loc, arith::CmpFPredicate::UNO, x, x);
+        return arith::SelectOp::create(rw, loc, isNaN, x, inRange);
+      };
+      SmallVector<Value> words;
+      for (size_t i = 0; i < sources.size(); i += 4) {
+        Value word = zeroOf(rw, loc, rw.getI32Type());
+        for (size_t half = 0; half < 2 && i + 2 * half < sources.size(); ++half) {
+          Value a = clamped(sources[i + 2 * half]), b = clamped(sources[i + 2 * half + 1]);
+          word = e5m2 ? Value(ROCDL::CvtPkBf8F32Op::create(rw, loc, rw.getI32Type(), a, b, word, half == 1))
+                      : Value(ROCDL::CvtPkFp8F32Op::create(rw, loc, rw.getI32Type(), a, b, word, half == 1));
+        }
+        words.push_back(word);
+      }
+      const int64_t count = int64_t(sources.size()), packed = 4 * int64_t(words.size());
+      Value bytes = vector::BitCastOp::create(rw, loc, VectorType::get({packed}, vectorType.getElementType()),
+                                              fromElements(rw, loc, VectorType::get({int64_t(words.size())}, rw.getI32Type()), words));
+      if (packed != count) // a last lone pair: its dword's high half is not part of the result
+        bytes = vector::ShuffleOp::create(rw, loc, bytes, bytes, llvm::to_vector(llvm::seq<int64_t>(0, count)));
+      rw.replaceOp(op, bytes);
+      return success();
+    }
     if (!pairwise) {
       for (Value source : sources)
         elements.push_back(convert(source));
       rw.replaceOp(op, fromElements(rw, loc, vectorType, elements));
       return success();
     }
-    // Each pair is one 16-bit register, element i in the low byte (the instruction's first
-    // operand lands in the high byte); the registers are reinterpreted as bytes as a whole,
-    // so the pairs are packed into words without per-byte extracts and shifts.
+    // sm_90: cvt.rn.satfinite.e4m3x2/e5m2x2. Each pair is one 16-bit register, element i in
+    // the low byte (the instruction's first operand lands in the high byte); the registers
+    // are reinterpreted as bytes as a whole, so the pairs are packed into words without
+    // per-byte extracts and shifts.
     for (size_t i = 0; i < sources.size(); i += 2)
       elements.push_back(NVVM::ConvertF32x2ToF8x2Op::create(rw, loc, rw.getI16Type(), sources[i + 1], sources[i],
                                                             NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE,
@@ -3463,6 +3505,7 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
     if (amd && directToLds)
       ctx.directLdsBytes = target == "gfx950" ? 16 : 4; // CDNA3 moves one dword per lane; CDNA4 up to four
     ctx.ocpFp8 = target != "gfx942";
+    ctx.nativeMinimumMaximum = target == "gfx950";
     planDirectCopies(func, ctx);
 
     ConversionTarget target(*context);
