@@ -184,7 +184,7 @@ OpRuntime::OpRuntime(Device &device, std::unique_ptr<Jit> jit)
       jit_(std::move(jit)), id_(nextRuntimeId.fetch_add(1)) {}
 OpRuntime::~OpRuntime() {
   std::string ignored;
-  for (auto &[stream, buffers] : streamBuffers_)
+  for (auto &[owner, buffers] : streamBuffers_)
     for (void *buffer : {buffers.workspace, buffers.arrivalCounters})
       if (buffer)
         device_.release(buffer, &ignored);
@@ -238,9 +238,15 @@ bool OpRuntime::growBuffer(void *&buffer, size_t &bytes, size_t wanted, std::str
   return true;
 }
 
+OpRuntime::StreamBuffers &OpRuntime::streamBuffers() {
+  static thread_local const char thisThread = 0;
+  const bool launchesOnCaller = device_.backend() == Backend::Host || device_.backend() == Backend::Emulated;
+  return streamBuffers_[{stream(), launchesOnCaller ? &thisThread : nullptr}];
+}
+
 TensorRef OpRuntime::workspace(size_t bytes, std::string *error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  StreamBuffers &buffers = streamBuffers_[stream()];
+  StreamBuffers &buffers = streamBuffers();
   if (!growBuffer(buffers.workspace, buffers.workspaceBytes, bytes, error))
     return {};
   return {buffers.workspace, DType::i8, {int64_t(bytes)}, {1}};
@@ -248,7 +254,7 @@ TensorRef OpRuntime::workspace(size_t bytes, std::string *error) {
 
 TensorRef OpRuntime::arrivalCounters(int64_t count, std::string *error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  StreamBuffers &buffers = streamBuffers_[stream()];
+  StreamBuffers &buffers = streamBuffers();
   const size_t bytes = size_t(count) * sizeof(int32_t);
   if (bytes > buffers.arrivalCounterBytes) {
     if (!growBuffer(buffers.arrivalCounters, buffers.arrivalCounterBytes, bytes, error))
@@ -261,7 +267,7 @@ TensorRef OpRuntime::arrivalCounters(int64_t count, std::string *error) {
 
 bool OpRuntime::resetArrivalCounters(std::string *error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return zeroArrivalCounters(streamBuffers_[stream()], error);
+  return zeroArrivalCounters(streamBuffers(), error);
 }
 
 bool OpRuntime::zeroArrivalCounters(StreamBuffers &buffers, std::string *error) {

@@ -411,6 +411,32 @@ TEST(OpRuntimeBuffers, EachStreamHasItsOwnWorkspaceAndCounters) {
   EXPECT_EQ(host.runtime->workspace(64, &error).data, workspaces[0]);
 }
 
+// The host and emulated devices run each launch on the calling thread, so two threads' ops
+// (on the default stream both) would overwrite each other's partials: each thread has its
+// own workspace and counters there, and gets the same ones back.
+TEST(OpRuntimeBuffers, OffGpusEachThreadHasItsOwnWorkspaceAndCounters) {
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::latch bothAsked(2);
+  std::vector<void *> workspaces(2), counters(2), again(2);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      std::string e;
+      workspaces[t] = host.runtime->workspace(64, &e).data;
+      counters[t] = host.runtime->arrivalCounters(4, &e).data;
+      bothAsked.arrive_and_wait();
+      again[t] = host.runtime->workspace(64, &e).data;
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  ASSERT_TRUE(workspaces[0] && workspaces[1] && counters[0] && counters[1]);
+  EXPECT_NE(workspaces[0], workspaces[1]);
+  EXPECT_NE(counters[0], counters[1]);
+  EXPECT_EQ(again, workspaces);
+}
+
 // Threads sharing a runtime (Python threads, each on its own torch stream) keep their own
 // streams: one setting its stream never moves another's launches. A new thread, and the
 // same thread in another runtime, start on the default stream.

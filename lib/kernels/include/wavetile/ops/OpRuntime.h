@@ -135,7 +135,9 @@ public:
 
   /// Device memory of at least `bytes` for ops that pass data between their kernels, kept
   /// and reused by the ops of the calling thread's stream, which that stream orders; each
-  /// stream has its own, so ops running at once on two streams never share one. Asked for
+  /// stream has its own, so ops running at once on two streams never share one (on the host
+  /// and emulated devices, where launches run on the calling thread, neither do two threads'
+  /// ops). Asked for
   /// more, it grows to at least twice its size; the outgrown one stays allocated (with the
   /// runtime), for kernels still running on it and CUDA graphs captured with it.
   TensorRef workspace(size_t bytes, std::string *error);
@@ -175,6 +177,9 @@ private:
     size_t arrivalCounterBytes = 0;
   };
   bool zeroArrivalCounters(StreamBuffers &buffers, std::string *error); // callers hold mutex_
+  /// The calling thread's stream's buffers (callers hold mutex_). On the host and emulated
+  /// devices, which run each launch on the calling thread, each thread's own as well.
+  StreamBuffers &streamBuffers();
   Device &device_;
   std::string target_;
   std::unique_ptr<Jit> jit_;
@@ -185,7 +190,7 @@ private:
   /// For each thread inside precompile's calls: the modules its launches would have
   /// compiled, by specialization.
   std::map<std::thread::id, std::map<std::string, std::unique_ptr<Module>> *> collecting_;
-  std::map<void *, StreamBuffers> streamBuffers_; // by stream
+  std::map<std::pair<void *, const void *>, StreamBuffers> streamBuffers_; // by stream and, off GPUs, thread
   std::vector<void *> outgrownBuffers_;           // released with the runtime
   struct LaunchedKernel {
     int64_t localMemoryBytes = 0; // queried on its first launch
