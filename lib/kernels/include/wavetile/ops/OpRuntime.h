@@ -137,9 +137,9 @@ public:
   /// and reused by the ops of the calling thread's stream, which that stream orders; each
   /// stream has its own, so ops running at once on two streams never share one (on the host
   /// and emulated devices, where launches run on the calling thread, neither do two threads'
-  /// ops). Asked for
-  /// more, it grows to at least twice its size; the outgrown one stays allocated (with the
-  /// runtime), for kernels still running on it and CUDA graphs captured with it.
+  /// ops). Asked for more, it grows to at least twice its size; the outgrown one stays
+  /// allocated (with the runtime), for kernels still running on it and CUDA graphs captured
+  /// with it.
   TensorRef workspace(size_t bytes, std::string *error);
   /// At least `count` i32 counters in device memory, one set a stream like the workspace,
   /// zero whenever no launch is using them: a kernel counts its programs' arrivals there and
