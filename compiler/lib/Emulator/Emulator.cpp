@@ -900,14 +900,18 @@ private:
     return halves;
   }
 
-  /// v_cvt_pk_f32_fp8 / v_cvt_pk_f32_bf8 (CDNA3 and CDNA4 ISA): bytes 2w and 2w + 1 of the
-  /// source dword (w the word select) widened exactly to two f32, byte 2w first; fp8 is e4m3
-  /// and bf8 e5m2, FNUZ on gfx942 and OCP on gfx950 (as the MFMA operands); NaN gives the
-  /// canonical f32 NaN.
-  Bits convertPkFp8ToF32(Lane &lane, Operation *op, bool bf8, bool highWord) {
+  /// CDNA's fp8 (e4m3) and bf8 (e5m2): FNUZ on gfx942, OCP on gfx950, as the MFMA operands.
+  SmallFloat cdnaFp8Format(bool bf8) const {
     const bool fnuz = target.name == "gfx942";
-    const SmallFloat format = bf8 ? (fnuz ? SmallFloat::E5M2FNUZ : SmallFloat::E5M2)
-                                  : (fnuz ? SmallFloat::E4M3FNUZ : SmallFloat::E4M3FN);
+    return bf8 ? (fnuz ? SmallFloat::E5M2FNUZ : SmallFloat::E5M2)
+               : (fnuz ? SmallFloat::E4M3FNUZ : SmallFloat::E4M3FN);
+  }
+
+  /// v_cvt_pk_f32_fp8 / v_cvt_pk_f32_bf8 (CDNA3 and CDNA4 ISA): bytes 2w and 2w + 1 of the
+  /// source dword (w the word select) widened exactly to two f32, byte 2w first (formats as
+  /// cdnaFp8Format); NaN gives the canonical f32 NaN.
+  Bits convertPkFp8ToF32(Lane &lane, Operation *op, bool bf8, bool highWord) {
+    const SmallFloat format = cdnaFp8Format(bf8);
     const uint64_t word = scalar(lane, op->getOperand(0));
     Bits pair;
     for (int byte = 0; byte < 2; ++byte) {
@@ -919,14 +923,12 @@ private:
 
   /// v_cvt_pk_fp8_f32 / v_cvt_pk_bf8_f32 (CDNA3 and CDNA4 ISA): the two f32 sources rounded
   /// to nearest even into the low (source 0) and high byte of word w of the result (w the
-  /// word select), the other word kept from `old`; fp8 is e4m3 and bf8 e5m2, FNUZ on gfx942
-  /// and OCP on gfx950. With MODE.FP16_OVFL clear (the default, which our kernels keep),
-  /// overflow and infinity give NaN (fnuz's 0x80, e4m3's S.1111.111) or e5m2's infinity;
-  /// NaN gives 0x80 or S.1111.111. The clamp bit is ignored.
+  /// word select), the other word kept from `old` (formats as cdnaFp8Format). With
+  /// MODE.FP16_OVFL clear (the default, which our kernels keep), overflow and infinity give
+  /// NaN (fnuz's 0x80, e4m3's S.1111.111) or e5m2's infinity; NaN gives 0x80 or S.1111.111.
+  /// The clamp bit is ignored.
   uint64_t convertF32PairToPkFp8(Lane &lane, Operation *op, bool bf8, bool highWord) {
-    const bool fnuz = target.name == "gfx942";
-    const SmallFloat format = bf8 ? (fnuz ? SmallFloat::E5M2FNUZ : SmallFloat::E5M2)
-                                  : (fnuz ? SmallFloat::E4M3FNUZ : SmallFloat::E4M3FN);
+    const SmallFloat format = cdnaFp8Format(bf8);
     auto code = [&](Value v) -> uint64_t {
       const float f = std::bit_cast<float>(uint32_t(scalar(lane, v)));
       return encodeFp8(f, format, /*saturate=*/false, uint8_t((std::signbit(f) ? 0x80 : 0) | 0x7f));
