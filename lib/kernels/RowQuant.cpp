@@ -190,9 +190,14 @@ RowQuantizer::RowQuantizer(KernelBuilder &k, const RowQuant &quant, int64_t hidd
   }
 }
 
+Value RowQuantizer::scaleOfAmax(Value amax) const {
+  // AITER's rule: a zero amax gives scale 1, so all-zero rows quantize to zeros. NaN and
+  // infinity stay in the scale, as in AITER's reference (torch.amax propagates NaN).
+  return where(amax == 0.0, 1.0, amax / quantMax(quant_.out));
+}
+
 Value RowQuantizer::rowScale(Value row, Value amax) {
-  // AITER's rule: a zero amax gives scale 1, so all-zero rows quantize to zeros.
-  Value scale = where(amax > 0.0, amax / quantMax(quant_.out), 1.0);
+  Value scale = scaleOfAmax(amax);
   store(*scales_, {row + arange(0, 1)}, full({1}, scale, DType::f32));
   return scale;
 }
@@ -202,7 +207,7 @@ Value RowQuantizer::tensorScale() {
   if (quant_.scheme == QuantScheme::StaticPerTensor)
     return load(*scales_, {index}).sum(0);
   Value amax = load(*partials_, {index}).max(0);
-  Value scale = where(amax > 0.0, amax / quantMax(quant_.out), 1.0);
+  Value scale = scaleOfAmax(amax);
   Value first = programId(0) == 0;
   ifThen(first, [&] { store(*scales_, {arange(0, 1)}, full({1}, scale, DType::f32)); });
   return scale;
@@ -250,7 +255,7 @@ void RowQuantizer::storeChunk(Value row, Value c0, Value columns, Value x, std::
 void RowQuantizer::storeGroups(Value row, Value c0, Value columns, Value x, int64_t block) {
   const int64_t group = quant_.group, groups = block / group;
   Value amax = abs(x).reshape({groups, group}).max(1);
-  Value scale = where(amax > 0.0, amax / quantMax(quant_.out), 1.0);
+  Value scale = scaleOfAmax(amax);
   store(*scales_, {row, c0 / group + arange(0, int32_t(groups))}, scale);
   auto perElement = [&](Value v) { return v.expand(1).broadcastTo({groups, group}).reshape({block}); };
   Value y = exactQuotient(x, perElement(scale), perElement(1.0 / scale), /*mayOverflow=*/false);

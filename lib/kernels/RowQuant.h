@@ -46,6 +46,7 @@ public:
   void finishRow(dsl::Value row, int64_t block);
 
 private:
+  dsl::Value scaleOfAmax(dsl::Value amax) const; // amax / the output's largest value; 1 for 0
   void storeShuffledScales(dsl::Value row, dsl::Value g, dsl::Value bytes);
   dsl::Value quantized(dsl::Value x, dsl::Value scale) const; // x / scale in the output dtype
   void storeMx(dsl::Value row, dsl::Value c0, dsl::Value x, int64_t block);

@@ -256,13 +256,13 @@ def test_int8_quant(group):
         scales = np.full((m, n // group), np.nan, np.float32)
         ops.dynamic_per_group_scaled_quant(q, x, scales, group)
         amax = np.abs(x).reshape(m, n // group, group).max(axis=2)
-        expected_scales = np.where(amax > 0, amax / np.float32(127), np.float32(1)).astype(np.float32)
+        expected_scales = np.where(amax == 0, np.float32(1), amax / np.float32(127)).astype(np.float32)
         per_element = np.repeat(expected_scales, group, axis=1)
     else:
         scales = np.full((m, 1), np.nan, np.float32)
         ops.dynamic_per_token_scaled_quant(q, x, scales)
         amax = np.abs(x).max(axis=1, keepdims=True)
-        expected_scales = np.where(amax > 0, amax / np.float32(127), np.float32(1)).astype(np.float32)
+        expected_scales = np.where(amax == 0, np.float32(1), amax / np.float32(127)).astype(np.float32)
         per_element = expected_scales
     np.testing.assert_array_equal(scales, expected_scales)
     expected = np.clip(np.rint(x / per_element), -128, 127).astype(np.int8)  # rint: half to even
@@ -678,7 +678,7 @@ def test_rmsnorm_dynamicquant_without_add(dtype, m, n, group, t5):
     # Independent: the norm in float64 rounded to the dtype, then amax / 127 and half-to-even codes.
     y = _round(_reference(xf, wf, 1e-5, dtype, t5=bool(t5)), dtype).astype(np.float32)
     amax = np.abs(y).reshape(m, n // span, span).max(axis=2)
-    expected_scales = np.where(amax > 0, amax / np.float32(127), np.float32(1)).astype(np.float32)
+    expected_scales = np.where(amax == 0, np.float32(1), amax / np.float32(127)).astype(np.float32)
     rtol = {"float32": 1e-5, "float16": 2.0 ** -10, "bf16": 2.0 ** -7}[dtype]  # one rounding of the amax
     np.testing.assert_allclose(scales.reshape(m, -1), expected_scales, rtol=rtol, err_msg=f"seed {SEED}")
     assert np.all(scales.reshape(m, -1)[1] == 1)

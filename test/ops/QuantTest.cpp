@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <random>
 #include <tuple>
 
@@ -105,7 +106,7 @@ TEST_P(QuantTest, MatchesReferenceBitForBit) {
           amax = std::max(amax, std::abs(input.get(r * stride + c)));
         if (mode == QuantScheme::DynamicPerTensor)
           amax = tensorAmax;
-        scale = amax > 0 ? amax / qmax : 1.f;
+        scale = amax == 0 ? 1.f : amax / qmax;
         float got = scales[mode == QuantScheme::PerGroup ? r * (n / group) + start / group
                            : mode == QuantScheme::PerToken ? r
                                                            : 0];
@@ -251,6 +252,68 @@ TEST(QuantOp, DynamicPerTensorOfOneRowRunsThePerTokenKernel) {
     EXPECT_EQ(host.runtime->loadedModules() - before, size_t(kernels)) << m << " x " << n;
     EXPECT_EQ(tensorScale, tokenScale) << m << " x " << n;
     EXPECT_EQ(byTensor, byToken) << m << " x " << n;
+  }
+}
+
+// An amax propagates NaN and infinity: a row (group, tensor) holding NaN of either sign gets
+// a NaN scale even beside a huge value, one holding an infinity an infinite scale; the
+// others keep their exact scales. (CDNA3 takes these maxima over the values' bits.)
+TEST(QuantOp, NanAndInfinityReachTheScale) {
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::mt19937_64 rng = wavetile::test::freshGenerator();
+  std::normal_distribution<float> value(0.f, 2.f);
+  const int64_t m = 6, n = 7168, group = 128;
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  HostBuffer input(DType::bf16, m * n);
+  for (size_t i = 0; i < input.size(); ++i)
+    input.set(i, value(rng));
+  std::uniform_int_distribution<int64_t> column(0, n - 1);
+  const int64_t nanColumn = column(rng), bigColumn = nanColumn ^ 1;
+  input.set(1 * n + nanColumn, nan);
+  input.set(1 * n + bigColumn, 1e30f); // beside the NaN, in the same group
+  input.set(2 * n + column(rng), -nan);
+  input.set(3 * n + column(rng), inf);
+  input.set(4 * n + column(rng), -inf);
+  auto expected = [&](int64_t r, int64_t start, int64_t span) {
+    float amax = 0;
+    for (int64_t c = start; c < start + span; ++c) {
+      const float x = std::abs(input.get(r * n + c));
+      amax = std::isnan(x) || std::isnan(amax) ? nan : std::max(amax, x);
+    }
+    return amax == 0 ? 1.f : amax / float(quantMax(DType::f8E4M3FN));
+  };
+  auto same = [](float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); };
+  std::vector<uint8_t> out(m * n);
+  std::vector<float> scales(m * (n / group), 0.5f);
+  TensorRef o = TensorRef::contiguous(out.data(), DType::f8E4M3FN, {m, n}),
+            in = TensorRef::contiguous(input.data(), DType::bf16, {m, n});
+  ASSERT_TRUE(dynamic_per_token_scaled_quant(*host.runtime, o, in,
+                                             TensorRef::contiguous(scales.data(), DType::f32, {m, 1}), &error))
+      << error;
+  for (int64_t r = 0; r < m; ++r)
+    EXPECT_PRED2(same, scales[r], expected(r, 0, n)) << "per-token scale of row " << r;
+  EXPECT_TRUE(std::isnan(scales[1]) && std::isnan(scales[2]) && std::isinf(scales[3]) && std::isinf(scales[4]));
+  std::fill(scales.begin(), scales.end(), 0.5f);
+  ASSERT_TRUE(dynamic_per_group_scaled_quant(*host.runtime, o, in,
+                                             TensorRef::contiguous(scales.data(), DType::f32, {m, n / group}), group,
+                                             &error))
+      << error;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t g = 0; g < n / group; ++g)
+      EXPECT_PRED2(same, scales[r * (n / group) + g], expected(r, g * group, group)) << "row " << r << " group " << g;
+  EXPECT_TRUE(std::isnan(scales[1 * (n / group) + nanColumn / group]));
+  // Per tensor (two kernels at these sizes): NaN wins, and infinity without it (rows 3 to 5).
+  for (int64_t first : {0, 3}) {
+    float scale = 0.5f;
+    const int64_t rows = m - first;
+    ASSERT_TRUE(dynamic_per_tensor_quant(
+        *host.runtime, TensorRef::contiguous(out.data(), DType::f8E4M3FN, {rows, n}),
+        TensorRef::contiguous(static_cast<uint16_t *>(input.data()) + first * n, DType::bf16, {rows, n}),
+        TensorRef::contiguous(&scale, DType::f32, {1}), &error))
+        << error;
+    EXPECT_TRUE(first == 0 ? std::isnan(scale) : std::isinf(scale)) << "rows from " << first << ": scale " << scale;
   }
 }
 
