@@ -94,6 +94,9 @@ struct KernelContext {
   /// NaN-propagating f32 minimum and maximum are instructions (CDNA4: v_minimum3_f32,
   /// v_maximum3_f32); elsewhere on AMD they take a compare and a select each.
   bool nativeMinimumMaximum = false;
+  /// Float maxima (elementwise arith.maximumf and max reductions of the original IR) whose
+  /// operands all have clear sign bits, lowered as integer maxima of their bits.
+  llvm::DenseSet<Operation *> maximaOfBits;
 };
 
 /// The power of two an i32 scalar of the original IR is known to be a multiple of.
@@ -151,6 +154,65 @@ std::optional<int64_t> powerOfTwoBlock(Operation *op) {
   if (isa<arith::AndIOp>(op))
     return v >= 0 && llvm::isPowerOf2_64(uint64_t(v) + 1) ? std::optional(v + 1) : std::nullopt;
   return v >= 0 && v < 31 ? std::optional(int64_t(1) << v) : std::nullopt;
+}
+
+/// Whether every element of `v` has its sign bit clear: absolute values and non-negative
+/// constants, seen through widening, element moves, maxima of such values and loops that
+/// carry them (`assumed`: loop arguments taken to hold while their loop is checked).
+bool signBitsClear(Value v, llvm::SmallPtrSetImpl<Value> &assumed) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+    if (!loop || arg.getArgNumber() == 0)
+      return false;
+    if (!assumed.insert(v).second)
+      return true;
+    const unsigned i = arg.getArgNumber() - 1;
+    return signBitsClear(loop.getInitArgs()[i], assumed) && signBitsClear(loop.getYieldedValues()[i], assumed);
+  }
+  Operation *def = v.getDefiningOp();
+  if (isa<math::AbsFOp>(def))
+    return true;
+  if (auto loop = dyn_cast<scf::ForOp>(def))
+    return signBitsClear(loop.getRegionIterArgs()[cast<OpResult>(v).getResultNumber()], assumed);
+  if (auto constant = dyn_cast<arith::ConstantOp>(def)) {
+    auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
+    auto scalar = dyn_cast<FloatAttr>(constant.getValue());
+    return (splat && isa<FloatType>(splat.getElementType()) && !splat.getSplatValue<APFloat>().isNegative()) ||
+           (scalar && !scalar.getValue().isNegative());
+  }
+  if (isa<arith::MaximumFOp>(def))
+    return signBitsClear(def->getOperand(0), assumed) && signBitsClear(def->getOperand(1), assumed);
+  if (isa<arith::ExtFOp, SplatOp, ReshapeOp, ConvertLayoutOp, ExpandDimsOp, BroadcastOp, TransOp>(def))
+    return signBitsClear(def->getOperand(0), assumed);
+  return false;
+}
+
+/// Where a NaN-propagating float maximum takes a compare and a select per step (CDNA3), the
+/// maximum of f32 with clear sign bits (an amax) is the integer maximum of their bits, NaN
+/// included (its bits exceed +Inf's): one v_max3_i32 per two elements. Finds such maxima.
+void findMaximaOfBits(Operation *root, KernelContext &ctx) {
+  if (!ctx.amd || ctx.nativeMinimumMaximum)
+    return;
+  root->walk([&](Operation *op) {
+    llvm::SmallPtrSet<Value, 4> assumed;
+    auto reduce = dyn_cast<ReduceOp>(op);
+    if (reduce && reduce.getKind() == CombineKind::max && getElementTypeOrSelf(reduce.getSource()).isF32() &&
+        signBitsClear(reduce.getSource(), assumed))
+      ctx.maximaOfBits.insert(op);
+    if (isa<arith::MaximumFOp>(op) && isa<RankedTensorType>(op->getResult(0).getType()) &&
+        getElementTypeOrSelf(op->getResult(0)).isF32() && signBitsClear(op->getResult(0), assumed))
+      ctx.maximaOfBits.insert(op);
+  });
+}
+
+/// max(x, y) of f32 values (scalars or vectors) with clear sign bits, as integers.
+Value maximumOfBits(OpBuilder &b, Location loc, Value x, Value y) {
+  Type bits = b.getI32Type(), type = x.getType();
+  if (auto vector = dyn_cast<VectorType>(type))
+    bits = vector.clone(bits);
+  return arith::BitcastOp::create(b, loc, type,
+                                  arith::MaxSIOp::create(b, loc, arith::BitcastOp::create(b, loc, bits, x),
+                                                         arith::BitcastOp::create(b, loc, bits, y)));
 }
 
 /// Forward pass over a kernel in program order; unknown values get runs of 1.
@@ -970,8 +1032,8 @@ int64_t reductionScratch(ReduceOp op) {
 
 template <typename Op>
 struct GpuPattern : OpConversionPattern<Op> {
-  GpuPattern(const TypeConverter &converter, MLIRContext *context, KernelContext &ctx)
-      : OpConversionPattern<Op>(converter, context), ctx(ctx) {}
+  GpuPattern(const TypeConverter &converter, MLIRContext *context, KernelContext &ctx, PatternBenefit benefit = 1)
+      : OpConversionPattern<Op>(converter, context, benefit), ctx(ctx) {}
   KernelContext &ctx;
 };
 
@@ -2101,7 +2163,10 @@ struct ReduceLowering : GpuPattern<ReduceOp> {
         return op.emitOpError() << "reductions on GPU targets need power-of-two layout parameters";
     const DimPlacement &p = g.dims[axisRoot];
     Region &combiner = op.getCombiner();
-    auto combineValues = [&](OpBuilder &b, Value x, Value y) { return buildCombine(b, loc, op.getKind(), combiner, x, y); };
+    const bool ofBits = ctx.maximaOfBits.contains(op);
+    auto combineValues = [&](OpBuilder &b, Value x, Value y) {
+      return ofBits ? maximumOfBits(b, loc, x, y) : buildCombine(b, loc, op.getKind(), combiner, x, y);
+    };
 
     // 1. In-thread: registers that differ only along the axis, in increasing coordinate.
     SmallVector<SmallVector<int64_t>> groups; // output slot -> input registers
@@ -3038,6 +3103,18 @@ struct LookupNibblesLowering : GpuPattern<LookupNibblesOp> {
   }
 };
 
+/// Elementwise maxima of amax tiles (findMaximaOfBits): integer maxima of the bits.
+struct MaximumOfBitsLowering : GpuPattern<arith::MaximumFOp> {
+  MaximumOfBitsLowering(const TypeConverter &converter, MLIRContext *context, KernelContext &ctx)
+      : GpuPattern(converter, context, ctx, /*benefit=*/2) {} // before ElementwiseLowering
+  LogicalResult matchAndRewrite(arith::MaximumFOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    if (!ctx.maximaOfBits.contains(op))
+      return failure();
+    rw.replaceOp(op, maximumOfBits(rw, op.getLoc(), adaptor.getLhs(), adaptor.getRhs()));
+    return success();
+  }
+};
+
 /// Elementwise arith/math on tiles: the same op on each thread's vector.
 struct ElementwiseLowering : ConversionPattern {
   ElementwiseLowering(const TypeConverter &converter, MLIRContext *context)
@@ -3506,6 +3583,7 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
       ctx.directLdsBytes = target == "gfx950" ? 16 : 4; // CDNA3 moves one dword per lane; CDNA4 up to four
     ctx.ocpFp8 = target != "gfx942";
     ctx.nativeMinimumMaximum = target == "gfx950";
+    findMaximaOfBits(func, ctx);
     planDirectCopies(func, ctx);
 
     ConversionTarget target(*context);
@@ -3522,7 +3600,8 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
                  MakeBufferLowering, BufferLoadLowering, BufferStoreLowering, SharedAllocLowering, SharedStoreLowering,
                  SharedLoadLowering, SharedSliceLowering, AsyncCopyLowering, AsyncWaitLowering, BarrierLowering, FenceLowering,
                  ReduceLowering, ScanLowering, DotLowering, ScaledDotLowering, SharedDotLowering, FpConvertLowering,
-                 PackFp4Lowering, UnpackFp4Lowering, LookupNibblesLowering>(converter, context, ctx);
+                 PackFp4Lowering, UnpackFp4Lowering, LookupNibblesLowering, MaximumOfBitsLowering>(converter, context,
+                                                                                                    ctx);
     patterns.add<ElementwiseLowering, ConstantLowering, ReturnLowering>(converter, context);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns, target);
     return applyPartialConversion(func, target, std::move(patterns));
