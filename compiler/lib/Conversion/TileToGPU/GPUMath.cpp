@@ -22,7 +22,7 @@ namespace {
 /// one instruction on both (v_exp_f32, ex2.approx.f32); narrower exp2 is computed in f32.
 bool hasNativeInstruction(StringRef name) {
   name.consume_front("math."); // the pattern populators name ops with their dialect
-  return llvm::is_contained({"sqrt", "absf", "absi", "floor", "ceil", "fma", "copysign", "roundeven", "trunc"}, name);
+  return llvm::is_contained({"sqrt", "absf", "absi", "floor", "ceil", "fma", "copysign", "round", "roundeven", "trunc"}, name);
 }
 
 bool isF32(Type type) { return getElementTypeOrSelf(type).isF32(); }
@@ -88,10 +88,11 @@ struct LowerGPUMath : wavetile::impl::LowerGPUMathBase<LowerGPUMath> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     // Every expansion but fma's into a product and a sum (an fma is one instruction, and
-    // kernels use it for its single rounding: exact remainders) and roundeven's (one
-    // instruction; the expansion through x + 0.5 rounds the float just below 0.5 up).
+    // kernels use it for its single rounding: exact remainders), roundeven's (one
+    // instruction) and round's (LLVM's lowering is exact; MLIR's expansion through x + 0.5
+    // rounds the float just below 0.5 up, and roundeven's goes through it).
     math::populateExpansionPatterns(patterns, {"ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh", "ceil",
-                                               "exp2", "powf", "fpowi", "round", "clampf"});
+                                               "exp2", "powf", "fpowi", "clampf"});
     // f16/bf16 go through f32 for everything without a native instruction; f32 exp and rsqrt
     // stay for the second step (the expansions would turn exp2 back into exp).
     populateMathF32ExpansionPatterns(patterns, [](StringRef name) { return !hasNativeInstruction(name); });

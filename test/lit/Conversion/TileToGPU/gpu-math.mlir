@@ -96,3 +96,16 @@ func.func @roundeven_is_native(%x: vector<4xf32>) -> vector<4xf32> {
   %r = math.roundeven %x : vector<4xf32>
   return %r : vector<4xf32>
 }
+
+// -----
+
+// round stays too: LLVM's lowerings are exact, while MLIR's expansion (x + 0.5, truncated)
+// rounds the float just below 0.5 up to 1.
+// CHECK-LABEL: func.func @round_is_native
+// CHECK:         math.round %{{.*}} : vector<4xf32>
+// CHECK-NOT:     math.trunc
+// CHECK-NOT:     arith.addf
+func.func @round_is_native(%x: vector<4xf32>) -> vector<4xf32> {
+  %r = math.round %x : vector<4xf32>
+  return %r : vector<4xf32>
+}
