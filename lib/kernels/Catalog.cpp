@@ -26,8 +26,8 @@ const char *wavetile::ops::opCatalogHelp() {
          "(default f8E4M3FN) or out=f4E2M1FN:group=32[:round=0-3][:shuffle] for MXFP4, group=G per group; "
          "per group and static per tensor: [:rows=few], the kernel for launches under 512 rows), "
          "silu_and_mul|gelu_and_mul|gelu_tanh_and_mul|swiglu:DTYPE:D[:a16] (D the output width), "
-         "dequant:DTYPE:N:in=f8E4M3FN|f8E4M3FNUZ|i8|f4E2M1FN[:token|:tensor|:group=G][:rows=few][:a16] (DTYPE the "
-         "output; rows=few: the kernel for launches under 512 rows), "
+         "dequant:DTYPE:N:in=f8E4M3FN|f8E4M3FNUZ|i8|f4E2M1FN[:token|:tensor|:group=G][:chunks][:a16] (DTYPE the "
+         "output; chunks: 1024-column programs, what fp8/int8 and MXFP4 under 512 rows launch), "
          "gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..]"
          "[:skinny][:a16], "
          "gemm_a8w8[_bpreshuffle]:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ|i8[:token][:channel][:bias][:bm=..]...[:a16], "
@@ -240,7 +240,7 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
       return fail("group=G must be 32, 64 or 128 and divide the hidden size");
     }
     dq.vectorAligned = takeFlag("a16");
-    dq.fewRows = takeFlag("rows=few");
+    dq.chunkPrograms = takeFlag("chunks");
     dq.warpSize = OpRuntime::warpSizeOf(target);
     if (flags.empty())
       return buildDequant(dq, error);

@@ -99,12 +99,13 @@ struct DequantSpec {
   int64_t hidden;
   int64_t warpSize = 32;
   bool vectorAligned = false, within2GiB = true;
-  /// Launched over fewer than kFewQuantRows rows: each program decodes 1024 columns of a row
-  /// (a grid [rows, chunks]) instead of looping over the whole row, one 16-byte store a thread,
-  /// so a short launch spreads over many multiprocessors with short chains.
-  bool fewRows = false;
+  /// Each program decodes 1024 columns of a row (a grid [rows, chunks]), one 16-byte store
+  /// a thread, instead of looping over the whole row: fp8 and int8 at every row count,
+  /// MXFP4 (whose row programs stage codes in LDS) below kFewQuantRows rows. fp8/int8 on
+  /// 64-lane waves take 2048 columns, 16 codes (one 128-bit load) a thread.
+  bool chunkPrograms = false;
   std::string key() const;
-  /// Columns each program decodes: the whole row (in chunks) unless `fewRows`.
+  /// Columns each program decodes: the whole row (in chunks) unless `chunkPrograms`.
   int64_t columnsPerProgram() const;
 };
 std::unique_ptr<Module> buildDequant(const DequantSpec &spec, std::string *error);
