@@ -84,10 +84,14 @@ GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int
     while (c.splitK < most && tiles * c.splitK < 4 * multiprocessors && k / (2 * c.splitK) >= kept)
       c.splitK *= 2;
   };
-  if (m == 1 && (input == DType::bf16 || input == DType::f16 || input == DType::i8)) {
+  // The target's own fp8 widens a pair an instruction: skinny tiles beat the shipped rings
+  // at the five M = 1 shapes with K <= 8192 on an H200 and two H100s (3-15%); at K = 16384
+  // and 28672 rings matched or won (bench/gemm-notes.md v30 measured).
+  const bool skinnyFp8 = input == defaultFp8(target) && k <= 8192;
+  if (m == 1 && (input == DType::bf16 || input == DType::f16 || input == DType::i8 || skinnyFp8)) {
     // One row sums its products without a matrix instruction to pad to 16 rows: the H200's
-    // tuning chose skinny tiles at every bf16 and int8 M = 1 shape (fp8 kept rings, whose
-    // products need no conversion). 8 columns in 512-element K steps, splits of 2048 or more.
+    // tuning chose skinny tiles at every bf16 and int8 M = 1 shape. 8 columns in
+    // 512-element K steps, splits of 2048 or more.
     c = GemmConfig{1, 8, 512, 1, 4, 1};
     c.skinny = true;
     splitOverMultiprocessors(2048, 16);

@@ -155,11 +155,18 @@ TEST(GemmOp, DefaultSplitsDecodeShapesOverTheMultiprocessors) {
   const DType fp8 = DType::f8E4M3FN, mx = DType::f4E2M1FN;
   // Other decode sizes: 16/32/64-row tiles; on NVIDIA 3-stage rings of 128-byte K steps,
   // elsewhere streamed through registers, which every target compiles cleanly.
-  GemmConfig decode = defaultGemmConfig(1, 8192, 8192, 132, fp8, "sm_90a");
+  GemmConfig decode = defaultGemmConfig(1, 8192, 16384, 132, fp8, "sm_90a");
   EXPECT_FALSE(decode.skinny);
   EXPECT_EQ(decode.blockM, 16);
   EXPECT_EQ(decode.stages, 3);
   EXPECT_EQ(decode.blockK, 128);
+  // One row of the target's own fp8 with K up to 8192: a skinny 1x8 tile of 512-code steps.
+  GemmConfig fp8Row = defaultGemmConfig(1, 8192, 8192, 132, fp8, "sm_90a");
+  EXPECT_TRUE(fp8Row.skinny);
+  EXPECT_EQ(fp8Row.blockN, 8);
+  EXPECT_EQ(fp8Row.blockK, 512);
+  EXPECT_TRUE(defaultGemmConfig(1, 8192, 8192, 304, DType::f8E4M3FNUZ, "gfx942").skinny);
+  EXPECT_FALSE(defaultGemmConfig(1, 8192, 8192, 132, DType::f8E4M3FNUZ, "sm_90a").skinny);
   GemmConfig bf16Rows = defaultGemmConfig(16, 8192, 8192, 132, DType::bf16, "sm_90");
   EXPECT_EQ(bf16Rows.blockM, 16);
   EXPECT_EQ(bf16Rows.blockK, 64);
@@ -172,9 +179,9 @@ TEST(GemmOp, DefaultSplitsDecodeShapesOverTheMultiprocessors) {
   EXPECT_EQ(defaultGemmConfig(16, 4096, 14336, 132, DType::bf16, "sm_90a").splitK, 8);
   EXPECT_EQ(defaultGemmConfig(16, 4096, 14336, 132, DType::bf16, "gfx942").splitK, 16);
   // 160 tiles of 64 columns: split until 132 multiprocessors have four tiles each.
-  EXPECT_EQ(defaultGemmConfig(1, 10240, 8192, 132, fp8, "sm_90a").splitK, 4);
+  EXPECT_EQ(defaultGemmConfig(1, 10240, 16384, 132, fp8, "sm_90a").splitK, 4);
   // Each split keeps at least 256 of K: 1024 splits in four, 1000 in two.
-  EXPECT_EQ(defaultGemmConfig(1, 64, 1024, 132, fp8, "sm_90a").splitK, 4);
+  EXPECT_EQ(defaultGemmConfig(1, 64, 1024, 132, DType::f8E4M3FNUZ, "sm_90a").splitK, 4);
   EXPECT_EQ(defaultGemmConfig(1, 64, 1000, 132, fp8, "gfx942").splitK, 2);
   GemmConfig large = defaultGemmConfig(4096, 4096, 4096, 132, DType::bf16, "sm_90a");
   EXPECT_EQ(large.splitK, 1);
