@@ -48,7 +48,7 @@ bool hasScaledMxMma(std::string_view target) {
 } // namespace
 
 GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int64_t multiprocessors, DType input,
-                                            std::string_view target) {
+                                            std::string_view target, bool blockScaled) {
   GemmConfig c;
   const bool wave64 = OpRuntime::warpSizeOf(target) == 64;
   if (input == DType::f4E2M1FN && !hasScaledMxMma(target) && (m <= 16 || (!wave64 && m <= 64))) {
@@ -87,7 +87,7 @@ GemmConfig wavetile::ops::defaultGemmConfig(int64_t m, int64_t n, int64_t k, int
   // The target's own fp8 widens a pair an instruction: skinny tiles beat the shipped rings
   // at the five M = 1 shapes with K <= 8192 on an H200 and two H100s (3-15%); at K = 16384
   // and 28672 rings matched or won (bench/gemm-notes.md v30 measured).
-  const bool skinnyFp8 = input == defaultFp8(target) && k <= 8192;
+  const bool skinnyFp8 = !blockScaled && input == defaultFp8(target) && k <= 8192;
   if (m == 1 && (input == DType::bf16 || input == DType::f16 || input == DType::i8 || skinnyFp8)) {
     // One row sums its products without a matrix instruction to pad to 16 rows: the H200's
     // tuning chose skinny tiles at every bf16 and int8 M = 1 shape. 8 columns in
@@ -564,7 +564,8 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
         return opError(error, op, "tuned configuration: " + tableError);
       spec.config = *tuned;
     } else {
-      spec.config = defaultGemmConfig(m, n, k, multiprocessors > 0 ? multiprocessors : 132, spec.input, rt.target());
+      spec.config = defaultGemmConfig(m, n, k, multiprocessors > 0 ? multiprocessors : 132, spec.input, rt.target(),
+                                      spec.blockScaled);
     }
   }
   if (spec.mx && k % 32)

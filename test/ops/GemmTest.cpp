@@ -167,6 +167,7 @@ TEST(GemmOp, DefaultSplitsDecodeShapesOverTheMultiprocessors) {
   EXPECT_EQ(fp8Row.blockK, 512);
   EXPECT_TRUE(defaultGemmConfig(1, 8192, 8192, 304, DType::f8E4M3FNUZ, "gfx942").skinny);
   EXPECT_FALSE(defaultGemmConfig(1, 8192, 8192, 132, DType::f8E4M3FNUZ, "sm_90a").skinny);
+  EXPECT_FALSE(defaultGemmConfig(1, 8192, 8192, 132, fp8, "sm_90a", /*blockScaled=*/true).skinny);
   GemmConfig bf16Rows = defaultGemmConfig(16, 8192, 8192, 132, DType::bf16, "sm_90");
   EXPECT_EQ(bf16Rows.blockM, 16);
   EXPECT_EQ(bf16Rows.blockK, 64);
@@ -1025,6 +1026,7 @@ INSTANTIATE_TEST_SUITE_P(Host, GemmBlockScaleTest,
                                            BlockCase{DType::f8E4M3FNUZ, DType::f32, 3, 130, 512, 2},
                                            BlockCase{DType::f8E4M3FN, DType::f16, 70, 64, 128, 1},
                                            BlockCase{DType::f8E4M3FNUZ, DType::bf16, 1, 150, 260, 1},
+                                           BlockCase{DType::f8E4M3FN, DType::bf16, 1, 300, 200, 1},
                                            BlockCase{DType::f8E4M3FNUZ, DType::f16, 17, 90, 200, 1},
                                            // Deeper rings: the scales prefetched with the operands
                                            // and broadcast into the accumulator's layout from the

@@ -43,12 +43,14 @@ struct GemmConfig {
 };
 
 /// A default for a shape without a tuned row of `input` operands on `target`: one row of
-/// bf16, f16 or int8 gets skinny tiles, other decode-sized M narrow matrix-instruction tiles
-/// (3-stage rings on NVIDIA), both with enough K splits to give every multiprocessor work;
-/// larger M 64x64 tiles. MXFP4 (f4E2M1FN) decoded in registers (a target without a
-/// block-scaled instruction) has decode sizes of its own.
+/// bf16, f16 or int8, or of the target's own fp8 with K <= 8192 unless `blockScaled`
+/// (gemm_a8w8_blockscale, which skinny tiles do not take), gets skinny tiles, other
+/// decode-sized M narrow matrix-instruction tiles (3-stage rings on NVIDIA), both with
+/// enough K splits to give every multiprocessor work; larger M 64x64 tiles. MXFP4
+/// (f4E2M1FN) decoded in registers (a target without a block-scaled instruction) has decode
+/// sizes of its own.
 GemmConfig defaultGemmConfig(int64_t m, int64_t n, int64_t k, int64_t multiprocessors, DType input,
-                             std::string_view target);
+                             std::string_view target, bool blockScaled = false);
 
 /// The key columns of gemm_a16w16's tuned table and a shape's key (docs/tuning.md), and the
 /// configuration a row holds (block_m, block_n, block_k, stages, warps, split_k).
