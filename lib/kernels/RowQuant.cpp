@@ -191,9 +191,12 @@ RowQuantizer::RowQuantizer(KernelBuilder &k, const RowQuant &quant, int64_t hidd
 }
 
 Value RowQuantizer::scaleOfAmax(Value amax) const {
-  // AITER's rule: a zero amax gives scale 1, so all-zero rows quantize to zeros. NaN and
-  // infinity stay in the scale, as in AITER's reference (torch.amax propagates NaN).
-  return where(amax == 0.0, 1.0, amax / quantMax(quant_.out));
+  // AITER's rule: a zero scale becomes 1, so all-zero rows quantize to zeros; so do rows of
+  // f32 subnormals whose amax / max underflows (their quotients by a zero scale would
+  // saturate). NaN and infinity stay in the scale, as in AITER's reference (torch.amax
+  // propagates NaN).
+  Value scale = amax / quantMax(quant_.out);
+  return where(scale == 0.0, 1.0, scale);
 }
 
 Value RowQuantizer::rowScale(Value row, Value amax) {
@@ -213,15 +216,30 @@ Value RowQuantizer::tensorScale() {
   return scale;
 }
 
-Value wavetile::ops::exactQuotient(Value x, Value d, Value reciprocal, bool mayOverflow) {
+Divisor wavetile::ops::divisorOf(Value d) {
+  // Below 2^-126 d's reciprocal overflows (or is barely finite), past 2^126 it is subnormal
+  // and inexact: there d and x are scaled by 2^64 or 2^-64, exactly, which leaves x / d as
+  // it is (a subnormal scale is an amax / max of f32 subnormals; AITER divides by it).
+  Value magnitude = abs(d);
+  Value factor = where(magnitude < 0x1p-126, 0x1p64, where(magnitude > 0x1p126, 0x1p-64, 1.0));
+  // An infinite d (an amax of infinity) takes finite x to ±0, as AITER's x / inf: as the
+  // largest float its reciprocal is tiny and the remainder finite (with infinity it is NaN).
+  const double largest = std::numeric_limits<float>::max();
+  Value scaled = maximum(minimum(d * factor, largest), -largest);
+  return {scaled, 1.0 / scaled, factor};
+}
+
+Value wavetile::ops::exactQuotient(Value x, const Divisor &d, bool mayOverflow) {
   // Markstein: q = x * RN(1/d) is within an ulp; with the exact remainder e = x - q * d (one
   // fma) q + e * RN(1/d) rounds to x / d. The remainder is computed negated, q * d - x, and
   // subtracted: where it is zero it is +0 and -0 is added, which keeps q's sign when q is
   // ±0 (adding +0 would turn -0 into +0). Kept as q where q overflows (the remainder would
   // be NaN); results that underflow round to 0 downstream.
-  Value q = x * reciprocal;
-  Value negatedRemainder = fma(q, d, -x);
-  Value quotient = fma(-negatedRemainder, reciprocal, q);
+  if (d.factor.valid())
+    x = x * d.factor;
+  Value q = x * d.reciprocal;
+  Value negatedRemainder = fma(q, d.scaled, -x);
+  Value quotient = fma(-negatedRemainder, d.reciprocal, q);
   if (!mayOverflow)
     return quotient;
   return where(abs(q) > double(std::numeric_limits<float>::max()), q, quotient);
@@ -229,7 +247,21 @@ Value wavetile::ops::exactQuotient(Value x, Value d, Value reciprocal, bool mayO
 
 Value RowQuantizer::quantized(Value x, Value scale) const {
   // Only a given (static) scale can take x / scale past the f32 range.
-  Value y = exactQuotient(x, scale, 1.0 / scale, quant_.scheme == QuantScheme::StaticPerTensor);
+  const bool mayOverflow = quant_.scheme == QuantScheme::StaticPerTensor;
+  Value y;
+  if (scale.isTile()) {
+    y = exactQuotient(x, divisorOf(scale), mayOverflow);
+  } else {
+    // One scale for the program: a normal one takes the quotient from its reciprocal alone.
+    // Small launches are issue-bound after the row's reduction, where the product by the
+    // factor and the divisor's preparation cost per-token quantization 1-5% at M <= 256 on an
+    // H100 (quant-notes, session 37); the test runs beside the reciprocal.
+    Value normal = (scale >= 0x1p-126) & (scale <= 0x1p126), reciprocal = 1.0 / scale;
+    y = ifThenElse(
+            normal, [&] { return std::vector<Value>{exactQuotient(x, {scale, reciprocal, {}}, mayOverflow)}; },
+            [&] { return std::vector<Value>{exactQuotient(x, divisorOf(scale), mayOverflow)}; })
+            .front();
+  }
   if (quant_.out != DType::i8)
     return y.to(quant_.out, /*saturate=*/true);
   // Round half to even, then clamp (out-of-range f32 -> i8 conversions are undefined).
@@ -258,7 +290,9 @@ void RowQuantizer::storeGroups(Value row, Value c0, Value columns, Value x, int6
   Value scale = scaleOfAmax(amax);
   store(*scales_, {row, c0 / group + arange(0, int32_t(groups))}, scale);
   auto perElement = [&](Value v) { return v.expand(1).broadcastTo({groups, group}).reshape({block}); };
-  Value y = exactQuotient(x, perElement(scale), perElement(1.0 / scale), /*mayOverflow=*/false);
+  Divisor perGroup = divisorOf(scale);
+  Divisor divisor{perElement(perGroup.scaled), perElement(perGroup.reciprocal), perElement(perGroup.factor)};
+  Value y = exactQuotient(x, divisor, /*mayOverflow=*/false);
   store(out_, {row, c0 + columns}, quantized(y, constant(1.0, DType::f32)));
 }
 

@@ -73,9 +73,16 @@ void quantOutputArgs(NamedArgs &args, const RowQuant &quant, const TensorRef &ou
 /// rows to 32.
 uint32_t quantRows(const RowQuant &quant, int64_t m);
 
+/// A divisor prepared for exactQuotient, element-wise over d's shape: d times a power of two
+/// (`factor`; none: 1) that keeps its reciprocal a normal number, and that reciprocal rounded.
+struct Divisor {
+  dsl::Value scaled, reciprocal, factor;
+};
+Divisor divisorOf(dsl::Value d);
+
 /// x / d correctly rounded, from d's correctly rounded reciprocal (cheaper than a division
 /// per element on GPUs); `mayOverflow` when x / d can pass the f32 range.
-dsl::Value exactQuotient(dsl::Value x, dsl::Value d, dsl::Value reciprocal, bool mayOverflow);
+dsl::Value exactQuotient(dsl::Value x, const Divisor &d, bool mayOverflow);
 
 /// MXFP4 scales: the e8m0 byte (as i32) of a group's amax under `round`.
 dsl::Value e8m0ScaleOf(dsl::Value amax, MxScaleRound round);

@@ -42,6 +42,11 @@ def _round(values, dtype):
     return _encode(values.astype(np.float32), dtype)[1].astype(np.float64)
 
 
+def _nonzero_scales(scales):
+    """AITER's rule: a zero quantization scale (an all-zero row, or an amax / max that underflows) becomes 1."""
+    return np.where(scales == 0, np.float32(1), scales).astype(np.float32)
+
+
 def _reference(x, w, eps, dtype, t5=False, gemma=False):
     x = x.astype(np.float64)
     y = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps)
@@ -251,18 +256,20 @@ def test_int8_quant(group):
     rng = _rng(group, 13)
     x = rng.normal(0, 3, (m, n)).astype(np.float32)
     x[2] = 0  # an all-zero row: scale 1
+    # f32 subnormals whose amax / 127 underflows: scale 1 too (AITER replaces a zero scale)
+    x[3] = rng.choice([-1, 1], n) * rng.integers(1, 61, n) * np.float32(2.0 ** -149)
     q = np.full((m, n), 99, np.int8)
     if group:
         scales = np.full((m, n // group), np.nan, np.float32)
         ops.dynamic_per_group_scaled_quant(q, x, scales, group)
         amax = np.abs(x).reshape(m, n // group, group).max(axis=2)
-        expected_scales = np.where(amax == 0, np.float32(1), amax / np.float32(127)).astype(np.float32)
+        expected_scales = _nonzero_scales(amax / np.float32(127))
         per_element = np.repeat(expected_scales, group, axis=1)
     else:
         scales = np.full((m, 1), np.nan, np.float32)
         ops.dynamic_per_token_scaled_quant(q, x, scales)
         amax = np.abs(x).max(axis=1, keepdims=True)
-        expected_scales = np.where(amax == 0, np.float32(1), amax / np.float32(127)).astype(np.float32)
+        expected_scales = _nonzero_scales(amax / np.float32(127))
         per_element = expected_scales
     np.testing.assert_array_equal(scales, expected_scales)
     expected = np.clip(np.rint(x / per_element), -128, 127).astype(np.int8)  # rint: half to even
@@ -678,7 +685,7 @@ def test_rmsnorm_dynamicquant_without_add(dtype, m, n, group, t5):
     # Independent: the norm in float64 rounded to the dtype, then amax / 127 and half-to-even codes.
     y = _round(_reference(xf, wf, 1e-5, dtype, t5=bool(t5)), dtype).astype(np.float32)
     amax = np.abs(y).reshape(m, n // span, span).max(axis=2)
-    expected_scales = np.where(amax == 0, np.float32(1), amax / np.float32(127)).astype(np.float32)
+    expected_scales = _nonzero_scales(amax / np.float32(127))
     rtol = {"float32": 1e-5, "float16": 2.0 ** -10, "bf16": 2.0 ** -7}[dtype]  # one rounding of the amax
     np.testing.assert_allclose(scales.reshape(m, -1), expected_scales, rtol=rtol, err_msg=f"seed {SEED}")
     assert np.all(scales.reshape(m, -1)[1] == 1)

@@ -106,7 +106,7 @@ TEST_P(QuantTest, MatchesReferenceBitForBit) {
           amax = std::max(amax, std::abs(input.get(r * stride + c)));
         if (mode == QuantScheme::DynamicPerTensor)
           amax = tensorAmax;
-        scale = amax == 0 ? 1.f : amax / qmax;
+        scale = amax / qmax == 0 ? 1.f : amax / qmax;
         float got = scales[mode == QuantScheme::PerGroup ? r * (n / group) + start / group
                            : mode == QuantScheme::PerToken ? r
                                                            : 0];
@@ -282,7 +282,8 @@ TEST(QuantOp, NanAndInfinityReachTheScale) {
       const float x = std::abs(input.get(r * n + c));
       amax = std::isnan(x) || std::isnan(amax) ? nan : std::max(amax, x);
     }
-    return amax == 0 ? 1.f : amax / float(quantMax(DType::f8E4M3FN));
+    const float scale = amax / float(quantMax(DType::f8E4M3FN));
+    return scale == 0 ? 1.f : scale;
   };
   auto same = [](float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); };
   std::vector<uint8_t> out(m * n);
@@ -295,6 +296,17 @@ TEST(QuantOp, NanAndInfinityReachTheScale) {
   for (int64_t r = 0; r < m; ++r)
     EXPECT_PRED2(same, scales[r], expected(r, 0, n)) << "per-token scale of row " << r;
   EXPECT_TRUE(std::isnan(scales[1]) && std::isnan(scales[2]) && std::isinf(scales[3]) && std::isinf(scales[4]));
+  // Over an infinite scale finite values quantize to zeros of their sign (AITER's x / inf), the
+  // infinity itself to NaN.
+  int64_t bad = 0;
+  for (int64_t r : {3, 4})
+    for (int64_t c = 0; c < n; ++c) {
+      const float x = input.get(r * n + c);
+      const int code = out[r * n + c];
+      if ((std::isinf(x) ? (code & 0x7f) != 0x7f : code != (std::signbit(x) ? 0x80 : 0)) && bad++ < 5)
+        ADD_FAILURE() << "out[" << r << ", " << c << "] = " << code << " for " << x << " / inf";
+    }
+  EXPECT_EQ(bad, 0);
   std::fill(scales.begin(), scales.end(), 0.5f);
   ASSERT_TRUE(dynamic_per_group_scaled_quant(*host.runtime, o, in,
                                              TensorRef::contiguous(scales.data(), DType::f32, {m, n / group}), group,
@@ -314,6 +326,93 @@ TEST(QuantOp, NanAndInfinityReachTheScale) {
         TensorRef::contiguous(&scale, DType::f32, {1}), &error))
         << error;
     EXPECT_TRUE(first == 0 ? std::isnan(scale) : std::isinf(scale)) << "rows from " << first << ": scale " << scale;
+  }
+}
+
+// AITER replaces a zero scale by 1, not a zero amax: a row of f32 subnormals whose amax /
+// max underflows to 0 gets scale 1 and quantizes to zeros (by a zero scale its quotients
+// would be infinite or NaN). A row whose scale is subnormal but not zero keeps it. Per
+// token, per group and per tensor (one row; and two kernels over more rows), fp8 and int8.
+TEST(QuantOp, ScaleThatUnderflowsBecomesOne) {
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  std::mt19937_64 rng = wavetile::test::freshGenerator();
+  std::uniform_int_distribution<int> subnormalSteps(1, 60); // at most 60 * 2^-149: / 127 underflows
+  std::uniform_real_distribution<float> unit(-1.f, 1.f);
+  const int64_t m = 3, n = 20000, group = 128;
+  std::vector<float> input(m * n);
+  for (int64_t c = 0; c < n; ++c) {
+    input[c] = (c % 2 ? -1.f : 1.f) * std::ldexp(float(subnormalSteps(rng)), -149);
+    input[n + c] = unit(rng) * 1e-37f; // amax / max about 1e-39 or 1e-40: subnormal, not zero
+    input[2 * n + c] = unit(rng) * 5.f;
+  }
+  for (DType outType : {DType::f8E4M3FN, DType::f8E4M3FNUZ, DType::i8}) {
+    SCOPED_TRACE(dsl::dtypeName(outType));
+    const float qmax = float(quantMax(outType));
+    auto expectedScale = [&](int64_t first, int64_t rows, int64_t start, int64_t span) {
+      float amax = 0;
+      for (int64_t r = first; r < first + rows; ++r)
+        for (int64_t c = start; c < start + span; ++c)
+          amax = std::max(amax, std::abs(input[r * n + c]));
+      return amax / qmax == 0 ? 1.f : amax / qmax;
+    };
+    auto code = [&](float y) {
+      return outType == DType::i8 ? uint8_t(int8_t(std::clamp(std::nearbyint(y), -128.f, 127.f)))
+                                  : encodeFp8(y, outType == DType::f8E4M3FNUZ);
+    };
+    // Checks rows [first, first + rows) quantized with one scale per `span` columns.
+    auto check = [&](const std::vector<uint8_t> &out, const std::vector<float> &scales, int64_t first, int64_t rows,
+                     int64_t span, bool perTensor) {
+      int64_t bad = 0;
+      for (int64_t r = first; r < first + rows; ++r)
+        for (int64_t start = 0; start < n; start += span) {
+          const float scale = perTensor ? expectedScale(first, rows, 0, n) : expectedScale(r, 1, start, span);
+          const float got = scales[perTensor ? 0 : (r - first) * (n / span) + start / span];
+          if (got != scale && bad++ < 5)
+            ADD_FAILURE() << "scale of row " << r << " at " << start << " = " << got << ", expected " << scale;
+          for (int64_t c = start; c < std::min(start + span, n); ++c)
+            if (out[(r - first) * n + c] != code(input[r * n + c] / scale) && bad++ < 5)
+              ADD_FAILURE() << "out[" << r << ", " << c << "] = " << int(out[(r - first) * n + c]) << " for "
+                            << input[r * n + c] << " / " << scale;
+        }
+      EXPECT_EQ(bad, 0);
+    };
+    std::vector<uint8_t> out(m * n, 0x7f);
+    std::vector<float> scales(m * (n / group + 1), NAN);
+    auto in = [&](int64_t first, int64_t rows) {
+      return TensorRef::contiguous(input.data() + first * n, DType::f32, {rows, n});
+    };
+    TensorRef o = TensorRef::contiguous(out.data(), outType, {m, n});
+    ASSERT_TRUE(dynamic_per_token_scaled_quant(*host.runtime, o, in(0, m),
+                                               TensorRef::contiguous(scales.data(), DType::f32, {m, 1}), &error))
+        << error;
+    check(out, scales, 0, m, n, false);
+    EXPECT_EQ(scales[0], 1.f);
+    EXPECT_TRUE(scales[1] > 0 && scales[1] < std::numeric_limits<float>::min()) << scales[1];
+    // n is not a multiple of the group: per group takes the first 19968 columns as [m, 19968].
+    const int64_t grouped = n / group * group;
+    std::fill(out.begin(), out.end(), 0x7f);
+    ASSERT_TRUE(dynamic_per_group_scaled_quant(
+        *host.runtime, TensorRef{out.data(), outType, {m, grouped}, {n, 1}},
+        TensorRef{input.data(), DType::f32, {m, grouped}, {n, 1}},
+        TensorRef::contiguous(scales.data(), DType::f32, {m, grouped / group}), group, &error))
+        << error;
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t g = 0; g < grouped / group; ++g) {
+        const float want = expectedScale(r, 1, g * group, group);
+        ASSERT_EQ(scales[r * (grouped / group) + g], want) << "row " << r << " group " << g;
+        for (int64_t c = g * group; c < (g + 1) * group; ++c)
+          ASSERT_EQ(out[r * n + c], code(input[r * n + c] / want)) << "row " << r << " column " << c;
+      }
+    for (int64_t rows : {int64_t(1), int64_t(2)}) { // one row as a row; two rows in two kernels
+      float scale = NAN;
+      std::fill(out.begin(), out.end(), 0x7f);
+      ASSERT_TRUE(dynamic_per_tensor_quant(*host.runtime, TensorRef::contiguous(out.data(), outType, {rows, n}),
+                                           in(0, rows), TensorRef::contiguous(&scale, DType::f32, {1}), &error))
+          << error;
+      check(out, {scale}, 0, rows, n, true);
+    }
   }
 }
 

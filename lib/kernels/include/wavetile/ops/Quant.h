@@ -8,7 +8,7 @@
 //                                    scale = amax(group) / max
 //   dynamic_per_tensor_quant         scale [1] written: scale = amax(input) / max
 //   static_per_tensor_quant          scale [1] given: out = quantize(x / scale)
-// A zero amax gives scale 1 (AITER's rule), so all-zero rows quantize to zeros. Quantizing
+// A zero scale becomes 1 (AITER's rule), so all-zero rows quantize to zeros. Quantizing
 // is x / scale in f32, then fp8 round-to-nearest-even with saturation, or int8
 // round-half-to-even clamped to [-128, 127].
 //
