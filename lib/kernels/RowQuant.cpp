@@ -15,6 +15,9 @@ using namespace wavetile::ops;
 namespace {
 constexpr int64_t kMxGroup = 32;
 constexpr int32_t kF32Mantissa = 0x7FFFFF;
+/// Divisors whose magnitude lies in [kLeastPlainDivisor, kGreatestPlainDivisor] have a normal,
+/// finite reciprocal; the rest are scaled by a power of two first (divisorOf).
+constexpr double kLeastPlainDivisor = 0x1p-126, kGreatestPlainDivisor = 0x1p126;
 } // namespace
 
 int64_t wavetile::ops::shuffledScaleRows(int64_t rows) { return (rows + 255) / 256 * 256; }
@@ -221,7 +224,8 @@ Divisor wavetile::ops::divisorOf(Value d) {
   // and inexact: there d and x are scaled by 2^64 or 2^-64, exactly, which leaves x / d as
   // it is (a subnormal scale is an amax / max of f32 subnormals; AITER divides by it).
   Value magnitude = abs(d);
-  Value factor = where(magnitude < 0x1p-126, 0x1p64, where(magnitude > 0x1p126, 0x1p-64, 1.0));
+  Value factor =
+      where(magnitude < kLeastPlainDivisor, 0x1p64, where(magnitude > kGreatestPlainDivisor, 0x1p-64, 1.0));
   // An infinite d (an amax of infinity) takes finite x to ±0, as AITER's x / inf: as the
   // largest float its reciprocal is tiny and the remainder finite (with infinity it is NaN).
   const double largest = std::numeric_limits<float>::max();
@@ -248,20 +252,19 @@ Value wavetile::ops::exactQuotient(Value x, const Divisor &d, bool mayOverflow) 
 Value RowQuantizer::quantized(Value x, Value scale) const {
   // Only a given (static) scale can take x / scale past the f32 range.
   const bool mayOverflow = quant_.scheme == QuantScheme::StaticPerTensor;
-  Value y;
-  if (scale.isTile()) {
-    y = exactQuotient(x, divisorOf(scale), mayOverflow);
-  } else {
-    // One scale for the program: a normal one takes the quotient from its reciprocal alone.
-    // Small launches are issue-bound after the row's reduction, where the product by the
-    // factor and the divisor's preparation cost per-token quantization 1-5% at M <= 256 on an
-    // H100 (quant-notes, session 37); the test runs beside the reciprocal.
-    Value normal = (scale >= 0x1p-126) & (scale <= 0x1p126), reciprocal = 1.0 / scale;
-    y = ifThenElse(
-            normal, [&] { return std::vector<Value>{exactQuotient(x, {scale, reciprocal, {}}, mayOverflow)}; },
-            [&] { return std::vector<Value>{exactQuotient(x, divisorOf(scale), mayOverflow)}; })
-            .front();
-  }
+  // One scale for the program: a normal one takes the quotient from its reciprocal alone.
+  // Small launches are issue-bound after the row's reduction, where the product by the
+  // factor and the divisor's preparation cost per-token quantization 1-5% at M <= 256 on an
+  // H100 (quant-notes, session 37); the test runs beside the reciprocal.
+  Value normal = (scale >= kLeastPlainDivisor) & (scale <= kGreatestPlainDivisor), reciprocal = 1.0 / scale;
+  Value y = ifThenElse(
+                normal, [&] { return std::vector<Value>{exactQuotient(x, {scale, reciprocal, {}}, mayOverflow)}; },
+                [&] { return std::vector<Value>{exactQuotient(x, divisorOf(scale), mayOverflow)}; })
+                .front();
+  return encoded(y);
+}
+
+Value RowQuantizer::encoded(Value y) const {
   if (quant_.out != DType::i8)
     return y.to(quant_.out, /*saturate=*/true);
   // Round half to even, then clamp (out-of-range f32 -> i8 conversions are undefined).
@@ -293,7 +296,7 @@ void RowQuantizer::storeGroups(Value row, Value c0, Value columns, Value x, int6
   Divisor perGroup = divisorOf(scale);
   Divisor divisor{perElement(perGroup.scaled), perElement(perGroup.reciprocal), perElement(perGroup.factor)};
   Value y = exactQuotient(x, divisor, /*mayOverflow=*/false);
-  store(out_, {row, c0 + columns}, quantized(y, constant(1.0, DType::f32)));
+  store(out_, {row, c0 + columns}, encoded(y));
 }
 
 void RowQuantizer::storeMx(Value row, Value c0, Value x, int64_t block) {

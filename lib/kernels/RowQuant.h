@@ -48,7 +48,8 @@ public:
 private:
   dsl::Value scaleOfAmax(dsl::Value amax) const; // amax / the output's largest value; 1 for 0
   void storeShuffledScales(dsl::Value row, dsl::Value g, dsl::Value bytes);
-  dsl::Value quantized(dsl::Value x, dsl::Value scale) const; // x / scale in the output dtype
+  dsl::Value quantized(dsl::Value x, dsl::Value scale) const; // x / the program's scale, encoded
+  dsl::Value encoded(dsl::Value y) const;                      // y in the output dtype, saturated
   void storeMx(dsl::Value row, dsl::Value c0, dsl::Value x, int64_t block);
   void storeGroups(dsl::Value row, dsl::Value c0, dsl::Value columns, dsl::Value x, int64_t block);
 
