@@ -30,6 +30,8 @@ std::string NormSpec::name() const {
 void NormSpec::setTarget(std::string_view target) {
   warpSize = OpRuntime::warpSizeOf(target);
   sequentialReductions = target == "host";
+  if (quant)
+    quant->refinedReciprocal = OpRuntime::refinesReciprocalEstimate(target);
   bf16Pairs = quant && quant->scheme == QuantScheme::Mx && dtype == DType::bf16 &&
               OpRuntime::hasBf16PairArithmetic(target);
 }
@@ -148,7 +150,7 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
     };
     // Writes the normalized chunk at c0: in the dtype, or quantized (per token with the
     // row's `tokenScale`).
-    auto emit = [&](Value c0, Value y, std::optional<Value> tokenScale) {
+    auto emit = [&](Value c0, Value y, std::optional<ProgramScale> tokenScale) {
       if (quantizer)
         quantizer->storeChunk(row, c0, columns, y, tokenScale);
       else
@@ -163,7 +165,7 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
     std::optional<Affine> rowAffine;
     auto normalize = [&](Value x, std::optional<Value> mean, Value scale) {
       Value y = normalized(rowAffine ? *rowAffine : affineAt(columns), x, mean, scale);
-      std::optional<Value> tokenScale;
+      std::optional<ProgramScale> tokenScale;
       if (quantizer && quantizer->needsRowScale())
         tokenScale = quantizer->rowScale(row, abs(y).max(0));
       emit(constant(0, DType::i32), y, tokenScale);
@@ -229,7 +231,7 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
         scale = rsqrt(sums[0].sum(0) / double(n) + epsilon);
       }
       // Per-token quantization walks the output once more for its amax.
-      std::optional<Value> tokenScale;
+      std::optional<ProgramScale> tokenScale;
       if (quantizer && quantizer->needsRowScale()) {
         Value amax = forRange(0, n, block, {zeros(columns.shape(), DType::f32)},
                               [&](Value c0, const std::vector<Value> &acc) {

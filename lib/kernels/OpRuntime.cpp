@@ -293,6 +293,10 @@ int64_t OpRuntime::warpSizeOf(std::string_view target) { return target.substr(0,
 
 bool OpRuntime::hasBf16PairArithmetic(std::string_view target) { return target.starts_with("sm_"); }
 
+bool OpRuntime::refinesReciprocalEstimate(std::string_view target) {
+  return target.starts_with("sm_") || target == "host";
+}
+
 size_t OpRuntime::loadedModules() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return loaded_.size();

@@ -47,7 +47,7 @@ std::string RowQuant::key() const {
     key += "/g" + std::to_string(group);
   if (scheme == QuantScheme::Mx)
     key += "/round" + std::to_string(int(round)) + (shuffleScales ? "/shuffled" : "");
-  return key;
+  return key + (refinedReciprocal ? "/rcp" : "");
 }
 
 std::string QuantSpec::name() const {
@@ -78,6 +78,7 @@ int64_t QuantSpec::columnsPerProgram() const {
 
 void QuantSpec::setTarget(std::string_view target) {
   warpSize = OpRuntime::warpSizeOf(target);
+  quant.refinedReciprocal = OpRuntime::refinesReciprocalEstimate(target);
   bf16Pairs = quant.scheme == QuantScheme::Mx && input == DType::bf16 &&
               OpRuntime::hasBf16PairArithmetic(target);
 }
@@ -146,7 +147,7 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
     // partials takes barriers, which would otherwise hold the row's load back behind them.
     const bool tensorScale =
         spec.quant.scheme == QuantScheme::StaticPerTensor || spec.quant.scheme == QuantScheme::DynamicPerTensor;
-    std::optional<Value> scale;
+    std::optional<ProgramScale> scale;
     if (spec.columnsPerProgram()) {
       Value c0 = programId(1) * int32_t(block);
       // bf16 pairs are read as [groups, 32]: each thread's group stays whole through the amax.

@@ -18,6 +18,10 @@ constexpr int32_t kF32Mantissa = 0x7FFFFF;
 /// Divisors whose magnitude lies in [kLeastPlainDivisor, kGreatestPlainDivisor] have a normal,
 /// finite reciprocal; the rest are scaled by a power of two first (divisorOf).
 constexpr double kLeastPlainDivisor = 0x1p-126, kGreatestPlainDivisor = 0x1p126;
+/// Amaxes in [kLeastPlainAmax, kGreatestPlainAmax] give scales (amax / at most 448) and
+/// reciprocals well inside the normal range: a program whose amax lies there divides without
+/// rescaling or special cases. Every finite bf16 or f16 row not near either end is there.
+constexpr double kLeastPlainAmax = 0x1p-100, kGreatestPlainAmax = 0x1p100;
 } // namespace
 
 int64_t wavetile::ops::shuffledScaleRows(int64_t rows) { return (rows + 255) / 256 * 256; }
@@ -202,20 +206,43 @@ Value RowQuantizer::scaleOfAmax(Value amax) const {
   return where(scale == 0.0, 1.0, scale);
 }
 
-Value RowQuantizer::rowScale(Value row, Value amax) {
-  Value scale = scaleOfAmax(amax);
-  store(*scales_, {row + arange(0, 1)}, full({1}, scale, DType::f32));
+ProgramScale RowQuantizer::programScaleOfAmax(Value amax) const {
+  // A plain amax divides by the largest code as the PTX compiler's IEEE division by a
+  // constant does behind its operand check: the product with the rounded reciprocal and one
+  // correction by the exact remainder (Markstein), which rounds correctly where nothing
+  // underflows or overflows. Testing the amax instead of the quotient lets the test run
+  // beside the division, and one branch replaces the division's check, the zero-scale rule
+  // and the reciprocal's range test on the way to the row's quotients.
+  const double largest = quantMax(quant_.out);
+  Value plain = (amax >= kLeastPlainAmax) & (amax <= kGreatestPlainAmax);
+  Value scale = ifThenElse(
+                    plain,
+                    [&] {
+                      const double reciprocal = double(float(1.0 / largest));
+                      Value q = amax * reciprocal;
+                      return std::vector<Value>{fma(fma(q, -largest, amax), reciprocal, q)};
+                    },
+                    [&] { return std::vector<Value>{scaleOfAmax(amax)}; })
+                    .front();
+  return {scale, plain};
+}
+
+ProgramScale RowQuantizer::rowScale(Value row, Value amax) {
+  ProgramScale scale = programScaleOfAmax(amax);
+  store(*scales_, {row + arange(0, 1)}, full({1}, scale.scale, DType::f32));
   return scale;
 }
 
-Value RowQuantizer::tensorScale() {
+ProgramScale RowQuantizer::tensorScale() {
   Value index = arange(0, quant_.scheme == QuantScheme::DynamicPerTensor ? int32_t(kAmaxPartials) : 1);
-  if (quant_.scheme == QuantScheme::StaticPerTensor)
-    return load(*scales_, {index}).sum(0);
-  Value amax = load(*partials_, {index}).max(0);
-  Value scale = scaleOfAmax(amax);
+  if (quant_.scheme == QuantScheme::StaticPerTensor) {
+    Value scale = load(*scales_, {index}).sum(0);
+    // The reciprocal's estimate and its Newton step need a normal reciprocal (below 2^126).
+    return {scale, (scale >= kLeastPlainDivisor) & (scale < kGreatestPlainDivisor)};
+  }
+  ProgramScale scale = programScaleOfAmax(load(*partials_, {index}).max(0));
   Value first = programId(0) == 0;
-  ifThen(first, [&] { store(*scales_, {arange(0, 1)}, full({1}, scale, DType::f32)); });
+  ifThen(first, [&] { store(*scales_, {arange(0, 1)}, full({1}, scale.scale, DType::f32)); });
   return scale;
 }
 
@@ -249,17 +276,25 @@ Value wavetile::ops::exactQuotient(Value x, const Divisor &d, bool mayOverflow) 
   return where(abs(q) > double(std::numeric_limits<float>::max()), q, quotient);
 }
 
-Value RowQuantizer::quantized(Value x, Value scale) const {
+Value RowQuantizer::quantized(Value x, const ProgramScale &scale) const {
   // Only a given (static) scale can take x / scale past the f32 range.
   const bool mayOverflow = quant_.scheme == QuantScheme::StaticPerTensor;
-  // One scale for the program: a normal one takes the quotient from its reciprocal alone.
-  // Small launches are issue-bound after the row's reduction, where the product by the
-  // factor and the divisor's preparation cost per-token quantization 1-5% at M <= 256 on an
-  // H100 (quant-notes, session 37); the test runs beside the reciprocal.
-  Value normal = (scale >= kLeastPlainDivisor) & (scale <= kGreatestPlainDivisor), reciprocal = 1.0 / scale;
+  // Small launches are issue-bound after the row's reduction (quant-notes, sessions 37 and
+  // 38): a plain scale takes its quotients from the reciprocal alone, every other one
+  // rescales them (divisorOf).
   Value y = ifThenElse(
-                normal, [&] { return std::vector<Value>{exactQuotient(x, {scale, reciprocal, {}}, mayOverflow)}; },
-                [&] { return std::vector<Value>{exactQuotient(x, divisorOf(scale), mayOverflow)}; })
+                scale.plain,
+                [&] {
+                  Value reciprocal;
+                  if (quant_.refinedReciprocal) {
+                    Value estimate = approximateReciprocal(scale.scale);
+                    reciprocal = fma(estimate, fma(-scale.scale, estimate, 1.0), estimate);
+                  } else {
+                    reciprocal = 1.0 / scale.scale;
+                  }
+                  return std::vector<Value>{exactQuotient(x, {scale.scale, reciprocal, {}}, mayOverflow)};
+                },
+                [&] { return std::vector<Value>{exactQuotient(x, divisorOf(scale.scale), mayOverflow)}; })
                 .front();
   return encoded(y);
 }
@@ -275,7 +310,7 @@ Value RowQuantizer::encoded(Value y) const {
   return minimum(maximum(r, -128.0), 127.0).to(DType::i8);
 }
 
-void RowQuantizer::storeChunk(Value row, Value c0, Value columns, Value x, std::optional<Value> scale) {
+void RowQuantizer::storeChunk(Value row, Value c0, Value columns, Value x, std::optional<ProgramScale> scale) {
   int64_t block = 1;
   for (int64_t d : x.shape())
     block *= d;

@@ -19,6 +19,13 @@ namespace wavetile::ops {
 /// takes rows p, p + kAmaxPartials, ...); every quantizing program then reads all of them.
 constexpr int64_t kAmaxPartials = 512;
 
+/// The one scale a program divides by (per token, per tensor). `plain` is set where the
+/// scale and its reciprocal are normal numbers away from the range's ends, so the quotient
+/// needs neither rescaling nor the division's slow paths.
+struct ProgramScale {
+  dsl::Value scale, plain;
+};
+
 /// Declares a quantizing kernel's outputs ("out", and "scales" or "scale") and writes them.
 /// `x` values are f32 chunks [block] of one row, `columns` = arange(0, block).
 class RowQuantizer {
@@ -30,16 +37,16 @@ public:
   /// Whether the output needs the whole row's amax first (per token).
   bool needsRowScale() const { return quant_.scheme == QuantScheme::PerToken; }
   /// The divisor of per-token quantization for a row's amax; stored for `row`.
-  dsl::Value rowScale(dsl::Value row, dsl::Value amax);
+  ProgramScale rowScale(dsl::Value row, dsl::Value amax);
   /// The divisor of per-tensor quantization: the given scale (static), or the one the
   /// per-tensor amax partials give (dynamic; program 0 stores it).
-  dsl::Value tensorScale();
+  ProgramScale tensorScale();
   /// Quantizes and stores chunk [c0, c0 + block) of `row`: per token and per tensor with
   /// `scale`, per group and MXFP4 with the chunk's group scales (which it stores too). `x` is
   /// f32, or bf16 values where the target has bf16 pair arithmetic (MXFP4 computes with them,
   /// the other schemes widen them).
   void storeChunk(dsl::Value row, dsl::Value c0, dsl::Value columns, dsl::Value x,
-                  std::optional<dsl::Value> scale = std::nullopt);
+                  std::optional<ProgramScale> scale = std::nullopt);
 
   /// After the chunks of `row` (of `block` elements): zeros for the shuffled MXFP4 scale
   /// columns they do not reach.
@@ -47,9 +54,10 @@ public:
 
 private:
   dsl::Value scaleOfAmax(dsl::Value amax) const; // amax / the output's largest value; 1 for 0
+  ProgramScale programScaleOfAmax(dsl::Value amax) const;
   void storeShuffledScales(dsl::Value row, dsl::Value g, dsl::Value bytes);
-  dsl::Value quantized(dsl::Value x, dsl::Value scale) const; // x / the program's scale, encoded
-  dsl::Value encoded(dsl::Value y) const;                      // y in the output dtype, saturated
+  dsl::Value quantized(dsl::Value x, const ProgramScale &scale) const; // x / the scale, encoded
+  dsl::Value encoded(dsl::Value y) const;                               // in the output dtype
   void storeMx(dsl::Value row, dsl::Value c0, dsl::Value x, int64_t block);
   void storeGroups(dsl::Value row, dsl::Value c0, dsl::Value columns, dsl::Value x, int64_t block);
 

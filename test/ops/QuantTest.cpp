@@ -13,9 +13,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <random>
 #include <tuple>
 
@@ -413,6 +415,54 @@ TEST(QuantOp, ScaleThatUnderflowsBecomesOne) {
           << error;
       check(out, {scale}, 0, rows, n, true);
     }
+  }
+}
+
+// A program whose amax lies in [2^-100, 2^100] divides it by the largest code with a product
+// and one correction (RowQuantizer::programScaleOfAmax) instead of an IEEE division: the
+// scale must still be the correctly rounded quotient. Every f32 significand (on an emulated
+// GPU every 509th), spread over the exponents of that range, and the rows at its ends.
+TEST(QuantOp, PlainScaleIsTheQuotientForEverySignificand) {
+  std::string error;
+  wavetile::test::HostOps host;
+  ASSERT_TRUE(host.runtime);
+  const char *emulated = std::getenv("WAVETILE_TEST_EMULATE");
+  const int64_t step = emulated && *emulated ? 509 : 1;
+  std::vector<float> input;
+  for (int64_t i = 0; i < (int64_t(1) << 23); i += step) {
+    const float amax = std::ldexp(1.f + std::ldexp(float(i), -23), int(i % 201) - 100);
+    input.push_back(i % 2 ? -amax : amax);
+  }
+  const float least = std::ldexp(1.f, -100), greatest = std::ldexp(1.f, 100);
+  for (float edge : {least, std::nextafter(least, 0.f), greatest, std::nextafter(greatest, INFINITY)})
+    input.push_back(edge);
+  const int64_t m = int64_t(input.size());
+  for (DType outType : {DType::f8E4M3FN, DType::f8E4M3FNUZ, DType::i8}) {
+    SCOPED_TRACE(dsl::dtypeName(outType));
+    const float qmax = float(quantMax(outType));
+    std::vector<uint8_t> out(m, 0x7f);
+    std::vector<float> scales(m, NAN);
+    ASSERT_TRUE(dynamic_per_token_scaled_quant(*host.runtime, TensorRef::contiguous(out.data(), outType, {m, 1}),
+                                               TensorRef::contiguous(input.data(), DType::f32, {m, 1}),
+                                               TensorRef::contiguous(scales.data(), DType::f32, {m, 1}), &error))
+        << error;
+    std::map<float, uint8_t> codes; // x / scale takes few values (about ±qmax)
+    auto code = [&](float y) {
+      if (outType == DType::i8)
+        return uint8_t(int8_t(std::clamp(std::nearbyint(y), -128.f, 127.f)));
+      auto [it, fresh] = codes.try_emplace(y, 0);
+      if (fresh)
+        it->second = encodeFp8(y, outType == DType::f8E4M3FNUZ);
+      return it->second;
+    };
+    int64_t bad = 0;
+    for (int64_t r = 0; r < m; ++r) {
+      const float scale = std::abs(input[r]) / qmax;
+      if ((scales[r] != scale || out[r] != code(input[r] / scale)) && bad++ < 5)
+        ADD_FAILURE() << "row " << r << ": amax " << std::hexfloat << std::abs(input[r]) << " gave scale "
+                      << scales[r] << " (expected " << scale << ") and code " << std::dec << int(out[r]);
+    }
+    EXPECT_EQ(bad, 0);
   }
 }
 

@@ -115,6 +115,11 @@ public:
   /// Whether `target` computes on bf16 pairs, two elements an instruction (NVIDIA sm_90: add,
   /// mul, fma, min and max of bf16x2); library kernels that can stay in bf16 do there.
   static bool hasBf16PairArithmetic(std::string_view target);
+  /// Whether the reciprocal estimate (dsl::approximateReciprocal) of every f32 in
+  /// [2^-126, 2^126), refined by one Newton step, is the correctly rounded reciprocal: on
+  /// NVIDIA that is the PTX compiler's own rcp.rn in that range (without its range test); the
+  /// host's estimate is exact. CDNA's v_rcp_f32 (1 ulp) carries no such guarantee.
+  static bool refinesReciprocalEstimate(std::string_view target);
   /// The stream the calling thread's launches go to (null, until set: the default stream).
   /// Each thread keeps its own, so threads sharing the runtime never launch on each other's.
   void *stream() const;

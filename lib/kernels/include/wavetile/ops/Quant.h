@@ -61,6 +61,9 @@ struct RowQuant {
   int64_t group = 0;           // PerGroup: 32, 64 or 128; Mx: 32
   MxScaleRound round = MxScaleRound::RoundUp;
   bool shuffleScales = false; // Mx
+  /// A plain divisor's reciprocal is the hardware's estimate refined by one Newton step
+  /// (OpRuntime::refinesReciprocalEstimate); otherwise a division.
+  bool refinedReciprocal = false;
   std::string key() const;
 };
 
