@@ -713,6 +713,10 @@ private:
           return std::nearbyint(x);
         if (name == "llvm.intr.round")
           return std::round(x);
+        if (name == "nvvm.rcp.approx.ftz.f") { // the estimate as exact; subnormals in and out flushed
+          auto flush = [](auto v) { return std::fpclassify(v) == FP_SUBNORMAL ? std::copysign(decltype(v)(0), v) : v; };
+          return flush(decltype(x)(1) / flush(x));
+        }
         fault("floating-point operation not modelled");
       };
       return floatOp(type, math, {(*ops[0])[i]});
@@ -1078,7 +1082,7 @@ private:
       return result(floatBinary(lane, op));
     if (isa<LLVM::FNegOp, LLVM::FAbsOp, LLVM::SqrtOp, LLVM::Exp2Op, LLVM::ExpOp, LLVM::Log2Op, LLVM::LogOp,
             LLVM::FFloorOp, LLVM::FCeilOp, LLVM::FTruncOp, LLVM::RintOp, LLVM::RoundEvenOp, LLVM::NearbyintOp,
-            LLVM::RoundOp>(op))
+            LLVM::RoundOp, NVVM::RcpApproxFtzF32Op>(op))
       return result(floatUnary(lane, op));
     if (isa<LLVM::FMAOp, LLVM::FMulAddOp>(op)) {
       Type type = elementOf(op->getResult(0).getType());

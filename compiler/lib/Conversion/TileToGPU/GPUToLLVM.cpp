@@ -15,6 +15,8 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Dialect/AMDGPU/Utils/Chipset.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace wavetile {
@@ -35,6 +37,37 @@ struct NativeMinMax : ConvertOpToLLVMPattern<From> {
     if (!type)
       return failure();
     rw.replaceOpWithNewOp<To>(op, type, adaptor.getLhs(), adaptor.getRhs());
+    return success();
+  }
+};
+
+/// NVIDIA: an f32 1/x that may approximate ('afn': dsl::approximateReciprocal) as
+/// rcp.approx.ftz.f32, one MUFU.RCP an element. Without .ftz ptxas scales operands outside
+/// [2^-126, 2^126] around it (two compares, two selects, two products), for subnormal inputs
+/// and results that the estimate's users flush anyway or never have. 1/sqrt(x) is left to
+/// NVPTX, which selects rsqrt.approx for it.
+struct ReciprocalEstimateFlushingSubnormals : ConvertOpToLLVMPattern<arith::DivFOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult matchAndRewrite(arith::DivFOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
+    auto vector = dyn_cast<VectorType>(op.getType());
+    if (!getElementTypeOrSelf(op.getType()).isF32() || (vector && vector.getRank() != 1) ||
+        !arith::bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn) ||
+        !matchPattern(op.getLhs(), m_OneFloat()) || op.getRhs().getDefiningOp<math::SqrtOp>())
+      return failure();
+    Location loc = op.getLoc();
+    Value x = adaptor.getRhs();
+    if (!vector) {
+      rw.replaceOpWithNewOp<NVVM::RcpApproxFtzF32Op>(op, rw.getF32Type(), x);
+      return success();
+    }
+    Value result = LLVM::PoisonOp::create(rw, loc, vector);
+    for (int64_t i = 0; i < vector.getNumElements(); ++i) {
+      Value index = LLVM::ConstantOp::create(rw, loc, rw.getI32Type(), rw.getI32IntegerAttr(int32_t(i)));
+      Value element = LLVM::ExtractElementOp::create(rw, loc, x, index);
+      Value estimate = NVVM::RcpApproxFtzF32Op::create(rw, loc, rw.getF32Type(), element);
+      result = LLVM::InsertElementOp::create(rw, loc, result, estimate, index);
+    }
+    rw.replaceOp(op, result);
     return success();
   }
 };
@@ -108,8 +141,8 @@ struct ConvertGPUKernelsToLLVM : wavetile::impl::ConvertGPUKernelsToLLVMBase<Con
     else {
       populateGpuToNVVMConversionPatterns(converter, patterns);
       // Those patterns turn minnum/maxnum into libdevice calls; PTX has them (min/max.f32).
-      patterns.add<NativeMinMax<arith::MinNumFOp, LLVM::MinNumOp>, NativeMinMax<arith::MaxNumFOp, LLVM::MaxNumOp>>(
-          converter, /*benefit=*/10);
+      patterns.add<NativeMinMax<arith::MinNumFOp, LLVM::MinNumOp>, NativeMinMax<arith::MaxNumFOp, LLVM::MaxNumOp>,
+                   ReciprocalEstimateFlushingSubnormals>(converter, /*benefit=*/10);
     }
 
     LLVMConversionTarget conversionTarget(*context);

@@ -146,8 +146,9 @@ Value log(Operand x);
 Value sqrt(Operand x);
 Value rsqrt(Operand x);
 /// 1 / x for floats, rounded as the target's reciprocal instruction does: within 1 ulp on
-/// GPUs (NVIDIA rcp.approx.f32, CDNA v_rcp_f32, one instruction instead of a division's
-/// refinement and slow path); on the host the exact quotient. For values that tolerate it.
+/// GPUs (NVIDIA rcp.approx.ftz.f32, which flushes subnormal operands and results to zero;
+/// CDNA v_rcp_f32: one instruction instead of a division's refinement and slow path); on
+/// the host the exact quotient. For values that tolerate it.
 Value approximateReciprocal(Operand x);
 /// e^x for floats as the GPU's exp2 instruction of x·log2(e), without carrying that
 /// product's rounding: |x|·2^-24 relative error more than exp (which is within a few ulp),

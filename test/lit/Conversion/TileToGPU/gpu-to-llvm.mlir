@@ -18,7 +18,18 @@
 // NV:          llvm.intr.sqrt
 // NV:          llvm.intr.floor
 // NV:          nvvm.shfl.sync bfly
+// An estimated reciprocal is one rcp.approx.ftz on NVIDIA (on AMD an fdiv allowed to
+// approximate); a reciprocal square root, an exact reciprocal and an estimated quotient stay
+// divisions.
+// NV:          nvvm.rcp.approx.ftz.f %{{.*}} : f32
+// NV-COUNT-2:  nvvm.rcp.approx.ftz.f
+// NV:          llvm.fdiv {{.*}} {fastmathFlags = #llvm.fastmath<afn>} : f32
+// NV:          llvm.fdiv %{{.*}}, %{{.*}} : f32
+// NV:          llvm.fdiv {{.*}} {fastmathFlags = #llvm.fastmath<afn>} : f32
+// NV-NOT:      nvvm.rcp.approx
 // NV-NOT:      llvm.func @__
+// AMD:         llvm.fdiv {{.*}} {fastmathFlags = #llvm.fastmath<afn>} : f32
+// AMD-NOT:     rcp.approx
 module attributes {gpu.container_module} {
   gpu.module @wavetile {
     gpu.func @k(%p: !llvm.ptr<1>, %x: f32) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
@@ -30,6 +41,20 @@ module attributes {gpu.container_module} {
       %c32 = arith.constant 32 : i32
       %r, %valid = gpu.shuffle xor %f, %c1, %c32 : f32
       llvm.store %r, %p : f32, !llvm.ptr<1>
+      %one = arith.constant 1.0 : f32
+      %estimate = arith.divf %one, %x fastmath<afn> : f32
+      %pair = vector.broadcast %x : f32 to vector<2xf32>
+      %ones = arith.constant dense<1.0> : vector<2xf32>
+      %estimates = arith.divf %ones, %pair fastmath<afn> : vector<2xf32>
+      llvm.store %estimates, %p : vector<2xf32>, !llvm.ptr<1>
+      %root = math.sqrt %x fastmath<afn> : f32
+      %rsqrt = arith.divf %one, %root fastmath<afn> : f32
+      %exact = arith.divf %one, %x : f32
+      %quotient = arith.divf %s, %x fastmath<afn> : f32
+      llvm.store %estimate, %p : f32, !llvm.ptr<1>
+      llvm.store %rsqrt, %p : f32, !llvm.ptr<1>
+      llvm.store %exact, %p : f32, !llvm.ptr<1>
+      llvm.store %quotient, %p : f32, !llvm.ptr<1>
       gpu.return
     }
   }
