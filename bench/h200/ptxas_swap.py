@@ -8,12 +8,17 @@ with WAVETILE_CACHE_DIR set, rewrite that cache with this script, and run it aga
 directory: the runtime then finds the same keys and loads the cubins (cuModuleLoadData takes
 either).
 
-    python3 bench/h200/ptxas_swap.py CACHE_DIR [--arch sm_90a]
+    python3 bench/h200/ptxas_swap.py CACHE_DIR [--arch sm_90a] [--full-occupancy]
+
+--full-occupancy asks ptxas for 2048 threads a multiprocessor (`.minnctapersm 2048 / block`,
+which caps registers at 32) wherever that compiles without spills, to time what the
+registers above Triton's cost in occupancy (bench/norms-notes.md, session 38).
 """
 import argparse
 import glob
 import hashlib
 import os
+import re
 import subprocess
 import tempfile
 
@@ -40,10 +45,32 @@ def serialize(key, manifest, image):
             hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
 
 
+def with_full_occupancy(ptx):
+    """`ptx` with `.minnctapersm` after every `.maxntid X, Y, Z`: blocks for 2048 threads."""
+    def directive(match):
+        threads = 1
+        for extent in match.group(1).split(b","):
+            threads *= int(extent)
+        return match.group(0) + b"\n.minnctapersm " + str(max(1, 2048 // threads)).encode()
+    return re.sub(rb"\.maxntid ([0-9, ]+)", directive, ptx)
+
+
+def compile_ptx(ptx, arch, tmp):
+    """The cubin of `ptx` and ptxas's resource lines."""
+    source, cubin = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
+    with open(source, "wb") as f:
+        f.write(ptx)
+    info = subprocess.run([PTXAS, f"-arch={arch}", "-v", source, "-o", cubin], check=True, capture_output=True,
+                          text=True).stderr
+    with open(cubin, "rb") as f:
+        return f.read(), info
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("cache")
     parser.add_argument("--arch", default="sm_90a")
+    parser.add_argument("--full-occupancy", action="store_true")
     args = parser.parse_args()
     version = subprocess.run([PTXAS, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     print(f"ptxas: {version}")
@@ -53,13 +80,17 @@ def main():
             key, manifest, image = parse(f.read())
         if b".version" not in image[:4096]:
             continue  # not PTX (already a cubin, or another target)
+        ptx = image.rstrip(b"\0")
         with tempfile.TemporaryDirectory() as tmp:
-            ptx, cubin = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
-            with open(ptx, "wb") as f:
-                f.write(image.rstrip(b"\0"))
-            subprocess.run([PTXAS, f"-arch={args.arch}", ptx, "-o", cubin], check=True)
-            with open(cubin, "rb") as f:
-                image = f.read()
+            image, info = compile_ptx(ptx, args.arch, tmp)
+            if args.full_occupancy:
+                capped, capped_info = compile_ptx(with_full_occupancy(ptx), args.arch, tmp)
+                spills = [int(n) for n in re.findall(r"(\d+) bytes spill stores", capped_info)]
+                registers = lambda text: re.findall(r"Used (\d+) registers", text)
+                print(key.decode()[:90], "registers", registers(info), "->", registers(capped_info),
+                      "spills" if any(spills) else "kept")
+                if not any(spills):
+                    image = capped
         with open(path + ".tmp", "wb") as f:
             f.write(serialize(key, manifest, image))
         os.replace(path + ".tmp", path)
