@@ -6,6 +6,7 @@
 #include "RowKernels.h"
 #include "RowQuant.h"
 
+#include <bit>
 #include <functional>
 #include <optional>
 
@@ -268,7 +269,11 @@ bool launchNorm(OpRuntime &rt, NormSpec spec, const TensorRef &out, const Tensor
     if (t)
       tensors.push_back(t);
   spec.setTarget(rt.target());
-  spec.manyRows = m >= kManyNormRows;
+  // Plain LayerNorm rows of a power of two up to 4096 elements keep 32 bytes a thread: there
+  // the wider kernel measured 1-10% slower at 4096 and 32768 rows (2048 and 4096 columns, an
+  // H100; 25% faster at 5120; norms-notes, session 38).
+  spec.manyRows = m >= kManyNormRows && !(spec.kind == NormKind::Layer && !spec.withAdd && spec.hidden <= 4096 &&
+                                          std::has_single_bit(uint64_t(spec.hidden)));
   // Scales are written element by element: their alignment does not matter.
   spec.vectorAligned = vectorAligned(tensors);
   if (yscale)

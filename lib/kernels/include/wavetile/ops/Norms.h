@@ -89,7 +89,8 @@ struct NormSpec {
   std::string key() const;
 };
 std::unique_ptr<Module> buildNorm(const NormSpec &spec, std::string *error);
-/// Rows from which a launch uses the NormSpec::manyRows kernel.
+/// Rows from which a launch uses the NormSpec::manyRows kernel (except plain LayerNorm rows of
+/// a power of two up to 4096 elements, which keep 32 bytes a thread).
 constexpr int64_t kManyNormRows = 4096;
 
 } // namespace wavetile::ops
