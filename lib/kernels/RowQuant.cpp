@@ -208,19 +208,17 @@ Value RowQuantizer::scaleOfAmax(Value amax) const {
 
 ProgramScale RowQuantizer::programScaleOfAmax(Value amax) const {
   // A plain amax divides by the largest code as the PTX compiler's IEEE division by a
-  // constant does behind its operand check: the product with the rounded reciprocal and one
-  // correction by the exact remainder (Markstein), which rounds correctly where nothing
-  // underflows or overflows. Testing the amax instead of the quotient lets the test run
-  // beside the division, and one branch replaces the division's check, the zero-scale rule
-  // and the reciprocal's range test on the way to the row's quotients.
+  // constant does behind its operand check: exactQuotient by the rounded reciprocal, which
+  // rounds correctly where nothing underflows or overflows. Testing the amax instead of the
+  // quotient lets the test run beside the division, and one branch replaces the division's
+  // check, the zero-scale rule and the reciprocal's range test on the way to the quotients.
   const double largest = quantMax(quant_.out);
   Value plain = (amax >= kLeastPlainAmax) & (amax <= kGreatestPlainAmax);
   Value scale = ifThenElse(
                     plain,
                     [&] {
-                      const double reciprocal = double(float(1.0 / largest));
-                      Value q = amax * reciprocal;
-                      return std::vector<Value>{fma(fma(q, -largest, amax), reciprocal, q)};
+                      Divisor byLargest{constant(largest, DType::f32), constant(1.0 / largest, DType::f32), {}};
+                      return std::vector<Value>{exactQuotient(amax, byLargest, /*mayOverflow=*/false)};
                     },
                     [&] { return std::vector<Value>{scaleOfAmax(amax)}; })
                     .front();
