@@ -33,8 +33,11 @@ ops_bench.REPORT = os.path.join(ops_bench.OUT, "launch_probe.md")
 @triton.jit
 def _rope(x, out, cos, sin, positions, stride_t, heads, rows,
           p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15,
-          HEADS: tl.constexpr, HALF: tl.constexpr, MASK_ROWS: tl.constexpr, USE_PARAMS: tl.constexpr):
+          HEADS: tl.constexpr, HALF: tl.constexpr, MASK_ROWS: tl.constexpr, USE_PARAMS: tl.constexpr,
+          READ_PARAMS: tl.constexpr, PARAMS_SUM: tl.constexpr):
     t = tl.program_id(0)
+    if READ_PARAMS:  # the extra parameters read on the way to the position's address (zero offset at run time)
+        t += p0 + p1 + p2 + p3 + p4 + p5 + p6 + p7 + p8 + p9 + p10 + p11 + p12 + p13 + p14 + p15 - PARAMS_SUM
     p = tl.load(positions + t)
     h = tl.arange(0, HEADS)[:, None]
     j = tl.arange(0, HALF)[None, :]
@@ -59,13 +62,13 @@ def _rope(x, out, cos, sin, positions, stride_t, heads, rows,
 EXTRA = [3 + 2 * i for i in range(16)]
 
 
-def variant(warps=4, mask_rows=False, use_params=False):
+def variant(warps=4, mask_rows=False, use_params=False, read_params=False):
     def call(x, cos, sin, positions):
         out = torch.empty_like(x)
         heads = x.shape[2]
         _rope[(x.shape[0],)](x, out, cos, sin, positions, x.stride(0), heads, cos.shape[0], *EXTRA,
                              HEADS=triton.next_power_of_2(heads), HALF=ROPE_F, MASK_ROWS=mask_rows,
-                             USE_PARAMS=use_params, num_warps=warps)
+                             USE_PARAMS=use_params, READ_PARAMS=read_params, PARAMS_SUM=sum(EXTRA), num_warps=warps)
         return out
     return call
 
@@ -74,6 +77,7 @@ IMPLS = {
     "triton": variant(),
     "triton 8 warps": variant(warps=8),
     "triton +16 params": variant(use_params=True),
+    "triton +16 params read": variant(read_params=True),
     "triton rows masked": variant(mask_rows=True),
     "triton all three": variant(warps=8, mask_rows=True, use_params=True),
     "wavetile": wavetile_rope,

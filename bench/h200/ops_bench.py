@@ -59,11 +59,16 @@ def _triton_rmsnorm(x, w, out, stride, n, eps, BLOCK: tl.constexpr):
     tl.store(out + row * stride + cols, (v * inv * wv).to(out.dtype.element_ty), mask=mask)
 
 
+def row_warps(block):
+    """Warps of a Triton program over a row of `block` columns: 512 columns a warp, 1 to 16."""
+    return min(max(block // 512, 1), 16)
+
+
 def triton_rmsnorm(x, w, eps):
     out = torch.empty_like(x)
     m, n = x.shape
     block = triton.next_power_of_2(n)
-    _triton_rmsnorm[(m,)](x, w, out, x.stride(0), n, eps, BLOCK=block, num_warps=min(max(block // 512, 1), 16))
+    _triton_rmsnorm[(m,)](x, w, out, x.stride(0), n, eps, BLOCK=block, num_warps=row_warps(block))
     return out
 
 
@@ -116,7 +121,10 @@ def call_overhead(fn, inputs, calls=200):
 
 
 def ulp_error(got, ref):
-    """Max error in units of bf16's last place (relative above 1, absolute below)."""
+    """Max error in units of bf16's last place (relative above 1, absolute below), over every
+    output of a tuple."""
+    if isinstance(got, tuple):
+        return max(ulp_error(a, b) for a, b in zip(got, ref))
     ulp = torch.finfo(torch.bfloat16).eps * torch.clamp(ref.float().abs(), min=1.0)
     return ((got.float() - ref.float()).abs() / ulp).max().item()
 
@@ -145,13 +153,15 @@ def bench_op(op, dims, make, impls, wavetile_call, reference, moved_bytes, copy_
             got = wavetile_call(*one)
             ref = reference(*one)
             torch.cuda.synchronize()
-            if exact == "adjacent":  # quantized codes equal or one code apart (last-bit input differences)
-                (q, s), (rq, rs) = got, ref
+            if exact == "adjacent":  # quantized codes equal or one code apart (last-bit input differences);
+                # outputs after the codes and scales (a residual) equal
+                (q, s, *rest), (rq, rs, *ref_rest) = got, ref
                 codes, ref_codes = q.view(torch.int8).int(), rq.view(torch.int8).int()
                 err = (codes != ref_codes).sum().item()
                 # A row whose largest element moved by a bf16 ulp moves its scale by as much.
                 ok = (err <= 1e-3 * q.numel() and (codes - ref_codes).abs().max().item() <= 1
-                      and ((s - rs).abs() <= 2 ** -7 * rs.abs()).all().item())
+                      and ((s - rs).abs() <= 2 ** -7 * rs.abs()).all().item()
+                      and all(torch.equal(a, b) for a, b in zip(rest, ref_rest)))
             elif exact:  # every output byte equal to the reference's ("few": but under 0.1%, from
                 # last-bit differences of the input)
                 pairs = list(zip(got, ref))
@@ -159,7 +169,7 @@ def bench_op(op, dims, make, impls, wavetile_call, reference, moved_bytes, copy_
                 ok = err <= (1e-3 * sum(a.numel() for a, _ in pairs) if exact == "few" else 0)
             else:
                 err = ulp_error(got, ref)
-                ok = err <= 1.0 and not got.isnan().any().item()
+                ok = err <= 1.0 and not any(t.isnan().any().item() for t in (got if isinstance(got, tuple) else (got,)))
             failures += not ok
             src = [torch.empty(copy_bytes(m, n) // 2, device="cuda", dtype=torch.bfloat16) for _ in range(copies)]
             dst = [torch.empty_like(t) for t in src]
@@ -219,7 +229,7 @@ def triton_layernorm(x, w, b, eps):
     m, n = x.shape
     block = triton.next_power_of_2(n)
     _triton_layernorm[(m,)](x, w, b, out, x.stride(0), n, eps, BLOCK=block,
-                            num_warps=min(max(block // 512, 1), 16))
+                            num_warps=row_warps(block))
     return out
 
 
@@ -265,7 +275,7 @@ def triton_per_token_quant(x):
     out = torch.empty(m, n, device=x.device, dtype=torch.float8_e4m3fn)
     scales = torch.empty(m, 1, device=x.device, dtype=torch.float32)
     block = triton.next_power_of_2(n)
-    _triton_per_token_quant[(m,)](x, out, scales, x.stride(0), n, BLOCK=block, num_warps=min(max(block // 512, 1), 16))
+    _triton_per_token_quant[(m,)](x, out, scales, x.stride(0), n, BLOCK=block, num_warps=row_warps(block))
     return out, scales
 
 
@@ -323,50 +333,82 @@ def per_token_quant_exactness():
     results.append({"op": "dynamic_per_token_scaled_quant", "exact_vs_torch": ok, "ok": ok})
 
 
+SWIGLU_LIMIT, SWIGLU_ALPHA = 7.0, 1.702  # AITER's defaults
+
+
 @triton.jit
-def _triton_silu_and_mul(x, out, x_stride, out_stride, d, BLOCK: tl.constexpr):
+def _triton_gated(x, out, x_stride, out_stride, d, limit, alpha, ACT: tl.constexpr, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     mask = cols < d
     gate = tl.load(x + row * x_stride + cols, mask=mask).to(tl.float32)
     up = tl.load(x + row * x_stride + d + cols, mask=mask).to(tl.float32)
-    tl.store(out + row * out_stride + cols, (gate * tl.sigmoid(gate) * up).to(out.dtype.element_ty), mask=mask)
+    if ACT == "silu":
+        y = gate * tl.sigmoid(gate) * up
+    elif ACT == "gelu":
+        y = 0.5 * gate * (1.0 + tl.math.erf(gate * 0.7071067811865476)) * up
+    elif ACT == "gelu_tanh":  # 0.5 (1 + tanh(u)) = sigmoid(2u)
+        y = gate * tl.sigmoid(1.5957691216057308 * (gate + 0.044715 * gate * gate * gate)) * up
+    else:  # swiglu: gate clamped from above, up to [-limit, limit]
+        g = tl.minimum(gate, limit)
+        y = g * tl.sigmoid(alpha * g) * (tl.minimum(tl.maximum(up, -limit), limit) + 1.0)
+    tl.store(out + row * out_stride + cols, y.to(out.dtype.element_ty), mask=mask)
 
 
-def triton_silu_and_mul(x):
-    m, d = x.shape[0], x.shape[1] // 2
-    out = torch.empty(m, d, device=x.device, dtype=x.dtype)
-    block = min(triton.next_power_of_2(d), 2048)
-    _triton_silu_and_mul[(m, triton.cdiv(d, block))](x, out, x.stride(0), out.stride(0), d, BLOCK=block,
-                                                       num_warps=max(1, block // 256))
-    return out
+def gated_in_f32(act, gate, up):
+    """The activation of float32 gate and up halves."""
+    if act == "silu":
+        return torch.nn.functional.silu(gate) * up
+    if act in ("gelu", "gelu_tanh"):
+        return torch.nn.functional.gelu(gate, approximate="tanh" if act == "gelu_tanh" else "none") * up
+    g = gate.clamp(max=SWIGLU_LIMIT)
+    return g * torch.sigmoid(SWIGLU_ALPHA * g) * (up.clamp(-SWIGLU_LIMIT, SWIGLU_LIMIT) + 1.0)
 
 
-def torch_silu_and_mul(x):
-    d = x.shape[1] // 2
-    return torch.nn.functional.silu(x[:, :d]) * x[:, d:]
+def triton_gated(act):
+    def call(x):
+        m, d = x.shape[0], x.shape[1] // 2
+        out = torch.empty(m, d, device=x.device, dtype=x.dtype)
+        block = min(triton.next_power_of_2(d), 2048)
+        _triton_gated[(m, triton.cdiv(d, block))](x, out, x.stride(0), out.stride(0), d, SWIGLU_LIMIT, SWIGLU_ALPHA,
+                                                  ACT=act, BLOCK=block, num_warps=max(1, block // 256))
+        return out
+    return call
 
 
-compiled_silu_and_mul = torch.compile(torch_silu_and_mul, dynamic=False)
-
-
-def wavetile_silu_and_mul(x):
-    out = torch.empty(x.shape[0], x.shape[1] // 2, device=x.device, dtype=x.dtype)
-    ops.silu_and_mul(out, x)
-    return out
-
-
-def bench_silu_and_mul():
-    def make(m, n, g):
-        return (torch.randn(m, 2 * n, device="cuda", dtype=torch.bfloat16, generator=g),)
-
-    def reference_silu(x):
+def torch_gated(act):
+    def call(x):  # torch's own ops on the bf16 halves, as a model would call them
         d = x.shape[1] // 2
-        gate, up = x[:, :d].float(), x[:, d:].float()
-        return (gate * torch.sigmoid(gate) * up).to(x.dtype)
-    impls = {"wavetile": wavetile_silu_and_mul, "torch": torch_silu_and_mul, "compile": compiled_silu_and_mul,
-             "triton": triton_silu_and_mul}
-    bench_op("silu_and_mul", "d", make, impls, wavetile_silu_and_mul, reference_silu,
+        return gated_in_f32(act, x[:, :d], x[:, d:])
+    return call
+
+
+def wavetile_gated(act):
+    op = {"silu": ops.silu_and_mul, "gelu": ops.gelu_and_mul, "gelu_tanh": ops.gelu_tanh_and_mul,
+          "swiglu": lambda out, x: ops.swiglu(out, x, SWIGLU_LIMIT, SWIGLU_ALPHA)}[act]
+
+    def call(x):
+        out = torch.empty(x.shape[0], x.shape[1] // 2, device=x.device, dtype=x.dtype)
+        op(out, x)
+        return out
+    return call
+
+
+GATED_TITLES = {"silu": "silu_and_mul", "gelu": "gelu_and_mul", "gelu_tanh": "gelu_tanh_and_mul",
+                "swiglu": f"swiglu (limit {SWIGLU_LIMIT}, alpha {SWIGLU_ALPHA})"}
+triton_silu_and_mul, wavetile_silu_and_mul = triton_gated("silu"), wavetile_gated("silu")
+
+
+def bench_gated(act):
+    def make(m, n, g):
+        return (torch.randn(m, 2 * n, device="cuda", dtype=torch.bfloat16, generator=g) * 4,)
+
+    def reference_gated(x):
+        d = x.shape[1] // 2
+        return gated_in_f32(act, x[:, :d].float(), x[:, d:].float()).to(x.dtype)
+    impls = {"wavetile": wavetile_gated(act), "torch": torch_gated(act),
+             "compile": torch.compile(torch_gated(act), dynamic=False), "triton": triton_gated(act)}
+    bench_op(GATED_TITLES[act], "d", make, impls, impls["wavetile"], reference_gated,
              moved_bytes=lambda m, n: 6 * m * n, copy_bytes=lambda m, n: 3 * m * n)
 
 
@@ -615,7 +657,7 @@ def triton_rmsnorm_quant(x, w):
     scales = torch.empty(m, 1, device=x.device, dtype=torch.float32)
     block = triton.next_power_of_2(n)
     _triton_rmsnorm_quant[(m,)](x, w, out, scales, x.stride(0), n, EPS, BLOCK=block,
-                                num_warps=min(max(block // 512, 1), 16))
+                                num_warps=row_warps(block))
     return out, scales
 
 
@@ -687,7 +729,9 @@ compiled_rope = torch.compile(torch_rope, dynamic=False)
 
 
 @triton.jit
-def _triton_rope(x, out, cos, sin, positions, stride_t, heads, HEADS: tl.constexpr, HALF: tl.constexpr):
+def _triton_rope(x, out, cos, sin, positions, stride_t, heads, HEADS: tl.constexpr, HALF: tl.constexpr,
+                 GPTJ: tl.constexpr):
+    """NeoX (pairs j, j + HALF) or GPT-J (pairs 2j, 2j + 1), pair j rotated by row p's cos[j], sin[j]."""
     t = tl.program_id(0)
     p = tl.load(positions + t)
     h = tl.arange(0, HEADS)[:, None]
@@ -696,22 +740,51 @@ def _triton_rope(x, out, cos, sin, positions, stride_t, heads, HEADS: tl.constex
     c = tl.load(cos + p * HALF + j).to(tl.float32)
     s = tl.load(sin + p * HALF + j).to(tl.float32)
     base = t * stride_t + h * (2 * HALF)
-    xa = tl.load(x + base + j, mask=mask, other=0.0).to(tl.float32)
-    xb = tl.load(x + base + HALF + j, mask=mask, other=0.0).to(tl.float32)
-    tl.store(out + base + j, (xa * c - xb * s).to(out.dtype.element_ty), mask=mask)
-    tl.store(out + base + HALF + j, (xb * c + xa * s).to(out.dtype.element_ty), mask=mask)
+    if GPTJ:  # the heads read whole and split in registers
+        at = base + tl.arange(0, 2 * HALF)[None, :]
+        xa, xb = tl.split(tl.reshape(tl.load(x + at, mask=mask, other=0.0).to(tl.float32), [HEADS, HALF, 2]))
+        y = tl.reshape(tl.join(xa * c - xb * s, xb * c + xa * s), [HEADS, 2 * HALF])
+        tl.store(out + at, y.to(out.dtype.element_ty), mask=mask)
+    else:
+        xa = tl.load(x + base + j, mask=mask, other=0.0).to(tl.float32)
+        xb = tl.load(x + base + HALF + j, mask=mask, other=0.0).to(tl.float32)
+        tl.store(out + base + j, (xa * c - xb * s).to(out.dtype.element_ty), mask=mask)
+        tl.store(out + base + HALF + j, (xb * c + xa * s).to(out.dtype.element_ty), mask=mask)
 
 
-def triton_rope(x, cos, sin, positions):
-    out = torch.empty_like(x)
-    heads = x.shape[2]
-    _triton_rope[(x.shape[0],)](x, out, cos, sin, positions, x.stride(0), heads,
-                                HEADS=triton.next_power_of_2(heads), HALF=ROPE_F, num_warps=4)
-    return out
+def triton_rope_of(gptj):
+    """A call of the Triton RoPE kernel (one program a token, every head at once)."""
+    def call(x, cos, sin, positions):
+        out = torch.empty_like(x)
+        heads = x.shape[2]
+        _triton_rope[(x.shape[0],)](x, out, cos, sin, positions, x.stride(0), heads,
+                                    HEADS=triton.next_power_of_2(heads), HALF=ROPE_F, GPTJ=gptj, num_warps=4)
+        return out
+    return call
 
 
-def wavetile_rope(x, cos, sin, positions):
-    return ops.rope_cached_positions_fwd(x, cos, sin, positions.view(-1, 1), 0, True, False)
+def wavetile_rope_of(style):
+    """rope_cached_positions_fwd with the reused front half: style 0 NeoX, 1 GPT-J."""
+    return lambda x, cos, sin, positions: ops.rope_cached_positions_fwd(x, cos, sin, positions.view(-1, 1), style,
+                                                                        True, False)
+
+
+triton_rope, wavetile_rope = triton_rope_of(False), wavetile_rope_of(0)
+
+
+def torch_rope_gptj(x, cos, sin, positions):
+    """GPT-J (pairs 2j, 2j + 1) with the reused front half: pair j takes cos[p, j]."""
+    c = cos[positions].view(-1, 1, 1, ROPE_F).float()
+    s = sin[positions].view(-1, 1, 1, ROPE_F).float()
+    pairs = x.float().view(*x.shape[:-1], ROPE_F, 2)
+    a, b = pairs[..., 0], pairs[..., 1]
+    return torch.stack((a * c - b * s, b * c + a * s), -1).flatten(-2).to(x.dtype)
+
+
+compiled_rope_gptj = torch.compile(torch_rope_gptj, dynamic=False)
+
+
+triton_rope_gptj, wavetile_rope_gptj = triton_rope_of(True), wavetile_rope_of(1)
 
 
 def rope_inputs(m, n, g=None):
@@ -722,10 +795,249 @@ def rope_inputs(m, n, g=None):
             torch.randint(0, ROPE_POSITIONS, (m,), device="cuda", generator=g))
 
 
-def bench_rope():
-    impls = {"wavetile": wavetile_rope, "torch": torch_rope, "compile": compiled_rope, "triton": triton_rope}
-    bench_op("rope_cached_positions_fwd (NeoX, reused half, D=128)", "H*D", rope_inputs, impls, wavetile_rope, torch_rope,
-             moved_bytes=lambda m, n: 4 * m * n, copy_bytes=lambda m, n: 2 * m * n)
+def bench_rope(gptj=False):
+    if gptj:
+        impls = {"wavetile": wavetile_rope_gptj, "torch": torch_rope_gptj, "compile": compiled_rope_gptj,
+                 "triton": triton_rope_gptj}
+    else:
+        impls = {"wavetile": wavetile_rope, "torch": torch_rope, "compile": compiled_rope, "triton": triton_rope}
+    bench_op(f"rope_cached_positions_fwd ({'GPT-J' if gptj else 'NeoX'}, reused half, D=128)", "H*D", rope_inputs,
+             impls, impls["wavetile"], impls["torch"], moved_bytes=lambda m, n: 4 * m * n,
+             copy_bytes=lambda m, n: 2 * m * n)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fused residual adds (RMSNorm, LayerNorm, the quantizing RMSNorm), per-group and static
+# quantization.
+
+def fused_add_inputs(m, n, g):
+    """x, residual [M, N] and RMSNorm weights near 1, bf16."""
+    x, w = rms_inputs(m, n, g)
+    return x, torch.randn(m, n, device="cuda", dtype=torch.bfloat16, generator=g), w
+
+
+@triton.jit
+def _triton_norm_add(x, r, w, b, out, r_out, scales, stride, n, eps, LAYER: tl.constexpr, QUANT: tl.constexpr,
+                     BLOCK: tl.constexpr):
+    """residual_out = x + r rounded to bf16, then RMSNorm (LAYER false) or LayerNorm of it; with
+    QUANT the RMSNorm's bf16 output quantized per row to fp8 (scale into `scales`)."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n
+    at = row * stride + cols
+    total = tl.load(x + at, mask=mask, other=0.0).to(tl.float32) + tl.load(r + at, mask=mask, other=0.0).to(tl.float32)
+    total = total.to(r_out.dtype.element_ty)
+    tl.store(r_out + at, total, mask=mask)
+    v = total.to(tl.float32)
+    wv = tl.load(w + cols, mask=mask, other=0.0).to(tl.float32)
+    if LAYER:
+        v = tl.where(mask, v - tl.sum(v, axis=0) / n, 0.0)
+        y = v * tl.rsqrt(tl.sum(v * v, axis=0) / n + eps) * wv + tl.load(b + cols, mask=mask, other=0.0).to(tl.float32)
+    else:
+        y = v * tl.rsqrt(tl.sum(v * v, axis=0) / n + eps) * wv
+    if QUANT:
+        y = y.to(tl.bfloat16).to(tl.float32)
+        amax = tl.max(tl.abs(y), axis=0)
+        scale = tl.where(amax > 0, amax / 448.0, 1.0)
+        tl.store(scales + row, scale)
+        tl.store(out + row * n + cols, (y / scale).to(tl.float8e4nv), mask=mask)
+    else:
+        tl.store(out + at, y.to(out.dtype.element_ty), mask=mask)
+
+
+def triton_norm_add(x, r, w, b=None):
+    out, r_out = torch.empty_like(x), torch.empty_like(x)
+    m, n = x.shape
+    block = triton.next_power_of_2(n)
+    _triton_norm_add[(m,)](x, r, w, w if b is None else b, out, r_out, r_out, x.stride(0), n, EPS, LAYER=b is not None,
+                           QUANT=False, BLOCK=block, num_warps=row_warps(block))
+    return out, r_out
+
+
+def torch_rmsnorm_add(x, r, w):
+    total = x + r
+    return torch_rmsnorm(total, w, EPS), total
+
+
+def torch_layernorm_add(x, r, w, b):
+    total = x + r
+    return torch_layernorm(total, w, b, EPS), total
+
+
+compiled_rmsnorm_add = torch.compile(torch_rmsnorm_add, dynamic=False)
+compiled_layernorm_add = torch.compile(torch_layernorm_add, dynamic=False)
+
+
+def wavetile_rmsnorm_add(x, r, w):
+    out, r_out = torch.empty_like(x), torch.empty_like(x)
+    ops.rmsnorm2d_fwd_with_add(out, x, r, r_out, w, EPS)
+    return out, r_out
+
+
+def wavetile_layernorm_add(x, r, w, b):
+    out, r_out = torch.empty_like(x), torch.empty_like(x)
+    ops.layernorm2d_fwd_with_add(out, x, r, r_out, w, b, EPS)
+    return out, r_out
+
+
+def bench_norm_add(layer):
+    """The fused residual add: residual_out exact (the bf16 sum), out within an ulp of an f32
+    norm of it."""
+    if layer:
+        def make(m, n, g):
+            x, r, w = fused_add_inputs(m, n, g)
+            return x, r, w, torch.rand(n, device="cuda", dtype=torch.bfloat16, generator=g) - 0.5
+
+        def reference_add(x, r, w, b):
+            total = x + r  # bf16 operands: their f32 sum rounded once
+            return (torch.nn.functional.layer_norm(total.float(), (x.shape[1],), w.float(), b.float(), EPS)
+                    .to(x.dtype), total)
+        impls = {"wavetile": wavetile_layernorm_add, "torch": torch_layernorm_add, "compile": compiled_layernorm_add,
+                 "triton": triton_norm_add}
+    else:
+        make = fused_add_inputs
+
+        def reference_add(x, r, w):
+            total = x + r
+            return reference(total, w, EPS), total
+        impls = {"wavetile": wavetile_rmsnorm_add, "torch": torch_rmsnorm_add, "compile": compiled_rmsnorm_add,
+                 "triton": triton_norm_add}
+    bench_op("layernorm2d_fwd_with_add" if layer else "rmsnorm2d_fwd_with_add", "N", make, impls, impls["wavetile"],
+             reference_add, moved_bytes=lambda m, n: 8 * m * n, copy_bytes=lambda m, n: 4 * m * n)
+
+
+def triton_rmsnorm_add_quant(x, r, w):
+    m, n = x.shape
+    out = torch.empty(m, n, device=x.device, dtype=torch.float8_e4m3fn)
+    scales = torch.empty(m, 1, device=x.device, dtype=torch.float32)
+    r_out = torch.empty_like(x)
+    block = triton.next_power_of_2(n)
+    _triton_norm_add[(m,)](x, r, w, w, out, r_out, scales, x.stride(0), n, EPS, LAYER=False, QUANT=True, BLOCK=block,
+                           num_warps=row_warps(block))
+    return out, scales, r_out
+
+
+def torch_rmsnorm_add_quant(x, r, w):
+    total = x + r
+    return (*torch_per_token_quant(torch_rmsnorm(total, w, EPS)), total)
+
+
+compiled_rmsnorm_add_quant = torch.compile(torch_rmsnorm_add_quant, dynamic=False)
+
+
+def wavetile_rmsnorm_add_quant(x, r, w):
+    out = torch.empty(x.shape, device=x.device, dtype=torch.float8_e4m3fn)
+    scales = torch.empty(x.shape[0], 1, device=x.device, dtype=torch.float32)
+    r_out = torch.empty_like(x)
+    ops.rmsnorm2d_fwd_with_add_dynamicquant(out, x, r, r_out, scales, w, EPS)
+    return out, scales, r_out
+
+
+def bench_rmsnorm_add_quant():
+    def composed(x, r, w):
+        # rmsnorm2d_fwd_with_add, then the quantization op (see bench_rmsnorm_quant).
+        out, r_out = wavetile_rmsnorm_add(x, r, w)
+        return (*wavetile_per_token_quant(out), r_out)
+    impls = {"wavetile": wavetile_rmsnorm_add_quant, "torch": torch_rmsnorm_add_quant,
+             "compile": compiled_rmsnorm_add_quant, "triton": triton_rmsnorm_add_quant}
+    bench_op("rmsnorm2d_fwd_with_add_dynamicquant_fp8", "N", fused_add_inputs, impls, wavetile_rmsnorm_add_quant,
+             composed, moved_bytes=lambda m, n: 7 * m * n, copy_bytes=lambda m, n: 7 * m * n // 2, exact="adjacent")
+
+
+QUANT_GROUP = 128
+
+
+@triton.jit
+def _triton_group_quant(x, out, scales, stride, n, GROUP: tl.constexpr, GROUPS: tl.constexpr):
+    row = tl.program_id(0)
+    groups = tl.program_id(1) * GROUPS + tl.arange(0, GROUPS)
+    cols = groups[:, None] * GROUP + tl.arange(0, GROUP)[None, :]
+    mask = cols < n
+    v = tl.load(x + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+    amax = tl.max(tl.abs(v), axis=1)
+    scale = tl.where(amax > 0, amax / 448.0, 1.0)
+    tl.store(scales + row * (n // GROUP) + groups, scale, mask=groups * GROUP < n)
+    tl.store(out + row * n + cols, (v / scale[:, None]).to(tl.float8e4nv), mask=mask)
+
+
+def triton_group_quant(x):
+    m, n = x.shape
+    out = torch.empty(m, n, device=x.device, dtype=torch.float8_e4m3fn)
+    scales = torch.empty(m, n // QUANT_GROUP, device=x.device, dtype=torch.float32)
+    groups = 8  # 1024 columns a program
+    _triton_group_quant[(m, triton.cdiv(n // QUANT_GROUP, groups))](x, out, scales, x.stride(0), n, GROUP=QUANT_GROUP,
+                                                                    GROUPS=groups, num_warps=4)
+    return out, scales
+
+
+def torch_group_quant(x):
+    m, n = x.shape
+    v = x.float().view(m, n // QUANT_GROUP, QUANT_GROUP)
+    amax = v.abs().amax(-1, keepdim=True)
+    scales = torch.where(amax > 0, amax / torch.full_like(amax, 448.0), torch.ones_like(amax))  # see per token
+    return (v / scales).to(torch.float8_e4m3fn).view(m, n), scales.view(m, n // QUANT_GROUP)
+
+
+compiled_group_quant = torch.compile(torch_group_quant, dynamic=False)
+
+
+def wavetile_group_quant(x):
+    m, n = x.shape
+    out = torch.empty(m, n, device=x.device, dtype=torch.float8_e4m3fn)
+    scales = torch.empty(m, n // QUANT_GROUP, device=x.device, dtype=torch.float32)
+    ops.dynamic_per_group_scaled_quant(out, x, scales, group_size=QUANT_GROUP)
+    return out, scales
+
+
+def bench_group_quant():
+    def make(m, n, g):
+        return (torch.randn(m, n, device="cuda", dtype=torch.bfloat16, generator=g) * 3,)
+    impls = {"wavetile": wavetile_group_quant, "torch": torch_group_quant, "compile": compiled_group_quant,
+             "triton": triton_group_quant}
+    bench_op(f"dynamic_per_group_scaled_quant_fp8 (group {QUANT_GROUP})", "N", make, impls, wavetile_group_quant,
+             torch_group_quant, moved_bytes=lambda m, n: 3 * m * n + 4 * m * n // QUANT_GROUP,
+             copy_bytes=lambda m, n: 3 * m * n // 2, exact=True)
+
+
+@triton.jit
+def _triton_static_quant(x, out, scale, stride, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    mask = cols < n
+    v = tl.load(x + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+    tl.store(out + row * n + cols, (v / tl.load(scale)).to(tl.float8e4nv), mask=mask)
+
+
+def triton_static_quant(x, scale):
+    m, n = x.shape
+    out = torch.empty(m, n, device=x.device, dtype=torch.float8_e4m3fn)
+    block = min(triton.next_power_of_2(n), 2048)
+    _triton_static_quant[(m, triton.cdiv(n, block))](x, out, scale, x.stride(0), n, BLOCK=block,
+                                                     num_warps=max(1, block // 256))
+    return out
+
+
+def torch_static_quant(x, scale):
+    return (x.float() / scale).to(torch.float8_e4m3fn)
+
+
+compiled_static_quant = torch.compile(torch_static_quant, dynamic=False)
+
+
+def wavetile_static_quant(x, scale):
+    out = torch.empty(x.shape, device=x.device, dtype=torch.float8_e4m3fn)
+    ops.static_per_tensor_quant(out, x, scale)
+    return out
+
+
+def bench_static_quant():
+    def make(m, n, g):
+        x = torch.randn(m, n, device="cuda", dtype=torch.bfloat16, generator=g) * 3
+        return x, (x.float().abs().amax() / 448.0).reshape(1)
+    impls = {"wavetile": wavetile_static_quant, "torch": torch_static_quant, "compile": compiled_static_quant,
+             "triton": triton_static_quant}
+    bench_op("static_per_tensor_quant_fp8", "N", make, impls, wavetile_static_quant, torch_static_quant,
+             moved_bytes=lambda m, n: 3 * m * n, copy_bytes=lambda m, n: 3 * m * n // 2, exact=True)
 
 
 def f32_accuracy():
@@ -768,11 +1080,17 @@ def main():
     report("")
     # OPS=name,name selects benchmarks (default: all).
     benches = {"accuracy": f32_accuracy, "rmsnorm": bench_rmsnorm, "layernorm": bench_layernorm,
-               "silu": bench_silu_and_mul, "quant_exact": per_token_quant_exactness,
+               "silu": lambda: bench_gated("silu"), "quant_exact": per_token_quant_exactness,
                "quant": bench_per_token_quant, "mxfp4": bench_mxfp4, "dequant_mxfp4": bench_dequant_mxfp4,
                "dequant_fp8": bench_dequant_fp8,
                "tensor_quant": bench_per_tensor_quant,
-               "rmsnorm_quant": bench_rmsnorm_quant, "rmsnorm_mxfp4": bench_rmsnorm_mxfp4, "rope": bench_rope}
+               "rmsnorm_quant": bench_rmsnorm_quant, "rmsnorm_mxfp4": bench_rmsnorm_mxfp4, "rope": bench_rope,
+               # the rest of issue 5's ops
+               "rmsnorm_add": lambda: bench_norm_add(False), "layernorm_add": lambda: bench_norm_add(True),
+               "gelu": lambda: bench_gated("gelu"), "gelu_tanh": lambda: bench_gated("gelu_tanh"),
+               "swiglu": lambda: bench_gated("swiglu"), "rmsnorm_add_quant": bench_rmsnorm_add_quant,
+               "group_quant": bench_group_quant, "static_quant": bench_static_quant,
+               "rope_gptj": lambda: bench_rope(gptj=True)}
     for name in os.environ.get("OPS", ",".join(benches)).split(","):
         benches[name]()
     report(f"numerics: {len([r for r in results if 'ok' in r]) - failures} passed, {failures} failed")
