@@ -50,7 +50,7 @@ def _rope(x, out, cos, sin, positions, stride_t, heads, rows,
         c = tl.load(cos + p * HALF + j).to(tl.float32)
         s = tl.load(sin + p * HALF + j).to(tl.float32)
     base = t * stride_t + h * (2 * HALF)
-    if USE_PARAMS:  # keeps the extra parameters alive without changing the result
+    if USE_PARAMS:  # folded away (times zero): only the launch's parameter buffer grows; READ_PARAMS reads them
         base += (p0 + p1 + p2 + p3 + p4 + p5 + p6 + p7 + p8 + p9 + p10 + p11 + p12 + p13 + p14 + p15) * 0
     xa = tl.load(x + base + j, mask=mask, other=0.0).to(tl.float32)
     xb = tl.load(x + base + HALF + j, mask=mask, other=0.0).to(tl.float32)

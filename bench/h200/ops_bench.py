@@ -881,8 +881,8 @@ def wavetile_layernorm_add(x, r, w, b):
 
 
 def bench_norm_add(layer):
-    """The fused residual add: residual_out exact (the bf16 sum), out within an ulp of an f32
-    norm of it."""
+    """The fused residual add: residual_out (the bf16 sum) and out (an f32 norm of it) each
+    within an ulp of the reference."""
     if layer:
         def make(m, n, g):
             x, r, w = fused_add_inputs(m, n, g)
