@@ -46,7 +46,7 @@ OPS = {
     **{act: ("_triton_gated", {"x": "*bf16", "out": "*bf16", "x_stride": "i32", "out_stride": "i32", "d": "i32",
                                "limit": "fp32", "alpha": "fp32"},
              lambda n, act=act: {"ACT": act, "BLOCK": min(pow2(n), 2048)}, lambda n: max(1, min(pow2(n), 2048) // 256),
-             lambda n, act=act: f"{name}:bf16:{n}:a16")
+             lambda n, name=name: f"{name}:bf16:{n}:a16")
        for act, name in (("silu", "silu_and_mul"), ("gelu", "gelu_and_mul"), ("gelu_tanh", "gelu_tanh_and_mul"),
                          ("swiglu", "swiglu"))},
     "quant": ("_triton_per_token_quant", {"x": "*bf16", "out": "*fp8e4nv", "scales": "*fp32", "stride": "i32",
@@ -78,6 +78,11 @@ OPS = {
                                          "eps": "fp32"},
                     lambda n: {"LAYER": False, "QUANT": False, "BLOCK": pow2(n)}, lambda n: row_warps(pow2(n)),
                     lambda n: f"rmsnorm2d_fwd_with_add:bf16:{n}:a16"),
+    "rmsnorm_add_quant": ("_triton_norm_add", {"x": "*bf16", "r": "*bf16", "w": "*bf16", "b": "*bf16",
+                                               "out": "*fp8e4nv", "r_out": "*bf16", "scales": "*fp32", "stride": "i32",
+                                               "n": "i32", "eps": "fp32"},
+                          lambda n: {"LAYER": False, "QUANT": True, "BLOCK": pow2(n)}, lambda n: row_warps(pow2(n)),
+                          lambda n: f"rmsnorm2d_fwd_with_add_dynamicquant:bf16:{n}:rows=many:a16"),
 }
 
 
