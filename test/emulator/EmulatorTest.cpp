@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <sstream>
@@ -117,6 +118,53 @@ TEST_P(EmulatorTargets, LookupNibblesMapsEveryByte) {
       EXPECT_EQ(out[b], uint16_t(uint8_t(kTable[b & 15]) | uint8_t(kTable[b >> 4]) << 8))
           << perThread << " bytes a thread, byte " << b;
   }
+}
+
+// The GPU's f32 erf (wavetile-gpu-math: two polynomials and the hardware's exp2, no device
+// library) against the double result: every 4096th f32 up to 4.5 (past 3.92 erf rounds to 1),
+// every f32 within 2^-12 of the split between the polynomials, subnormals, both signs, zeros,
+// infinities and NaN. The emulator's exp2 is exact, so the bound is the polynomials' (1.2 ulp
+// by scripts/fit-erf.py) with half an ulp to spare.
+TEST_P(EmulatorTargets, ErfIsWithinTwoUlpsOfTheDoubleResult) {
+  const int32_t warp = std::string_view(GetParam()).starts_with("gfx") ? 64 : 32;
+  dsl::ModuleBuilder mb;
+  {
+    dsl::KernelOptions options;
+    options.numWarps = 1;
+    auto k = mb.kernel("erf", options);
+    dsl::Pointer in = k.pointer("in", dsl::DType::f32), out = k.pointer("out", dsl::DType::f32);
+    dsl::Value i = dsl::programId(0) * (4 * warp) + dsl::arange(0, 4 * warp);
+    dsl::store(out, i, dsl::erf(dsl::load(in, i)));
+  }
+  std::string error;
+  std::unique_ptr<Module> module = mb.finish(&error);
+  ASSERT_TRUE(module) << error;
+  auto emulator = EmulatedModule::compile(*module, *lookupGpuTarget(GetParam()), &error);
+  ASSERT_TRUE(emulator) << error;
+  std::vector<float> magnitudes{0.f, 0x1p-149f, 0x1.234p-130f, FLT_MIN, INFINITY};
+  for (uint32_t bits = 0; bits <= std::bit_cast<uint32_t>(4.5f); bits += 4096)
+    magnitudes.push_back(std::bit_cast<float>(bits));
+  for (float m = 0.875f - 0x1p-12f; m <= 0.875f + 0x1p-12f; m = std::nextafter(m, INFINITY))
+    magnitudes.push_back(m);
+  std::vector<float> inputs{NAN};
+  for (float m : magnitudes)
+    inputs.insert(inputs.end(), {m, -m});
+  const size_t count = (inputs.size() + 4 * warp - 1) / (4 * warp) * (4 * warp);
+  inputs.resize(count, 0.f);
+  std::vector<float> out(count, -1234.5f);
+  std::vector<KernelArg> args{KernelArg::ptr(inputs.data(), "f32", count * 4), KernelArg::ptr(out.data(), "f32", count * 4)};
+  ASSERT_TRUE(emulator->launch("erf", {uint32_t(count / (4 * warp)), 1, 1}, args, &error)) << error;
+  int64_t bad = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const double expected = std::erf(double(inputs[i]));
+    const double ulp = std::max(double(std::nextafter(std::fabs(float(expected)), INFINITY) - std::fabs(float(expected))),
+                                0x1p-149);
+    const bool ok = std::isnan(expected) ? std::isnan(out[i])
+                                         : std::fabs(out[i] - expected) <= 2 * ulp && std::signbit(out[i]) == std::signbit(expected);
+    if (!ok && bad++ < 5)
+      ADD_FAILURE() << std::hexfloat << "erf(" << inputs[i] << ") = " << out[i] << ", expected " << expected;
+  }
+  EXPECT_EQ(bad, 0);
 }
 
 /// An fp8 format by its definition: e4m3fn has S.1111.111 as NaN and no infinities, e5m2

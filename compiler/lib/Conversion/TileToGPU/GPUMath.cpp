@@ -84,6 +84,45 @@ struct RsqrtThroughApproximateSqrt : OpRewritePattern<math::RsqrtOp> {
   }
 };
 
+/// f32 erf without a division or a branch (MLIR's approximation divides two polynomials: an
+/// IEEE division per element, whose slow-path branch serialized gelu_and_mul's elements):
+/// below kErfSplit x + x·P(x²); from there copysign(1 - 2^Q(|x|), x) with Q ≈ log2(erfc), its
+/// input clamped where erfc drops below 2^-25 and 1 - 2^Q rounds to 1. Both halves are
+/// computed and one is selected. scripts/fit-erf.py fits the coefficients and bounds the
+/// error: 1.2 ulp with an exact exp2, 2.1 with the hardware's (2 ulp).
+struct ErfThroughExp2 : OpRewritePattern<math::ErfOp> {
+  static constexpr double kErfSplit = 0.875, kErfClamp = 4.0;
+  static constexpr float kErfBelowSplit[] = {0x1.06eba6p-3f,  -0x1.81271p-2f,  0x1.ce21d6p-4f,
+                                             -0x1.b6fdfap-6f, 0x1.4a07ccp-8f, -0x1.463b68p-11f};
+  static constexpr float kErfAboveSplit[] = {-0x1.b44384p-13f, -0x1.a09036p+0f, -0x1.d664cep-1f, -0x1.3405a8p-3f,
+                                             0x1.08831ep-5f,   -0x1.23663ap-8f, 0x1.2e687ap-12f};
+
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::ErfOp op, PatternRewriter &rw) const override {
+    Type type = op.getType();
+    if (!isF32(type))
+      return failure();
+    Location loc = op.getLoc();
+    auto constant = [&](double v) { return f32Constant(rw, loc, type, v); };
+    auto polynomial = [&](ArrayRef<float> coefficients, Value v) { // Horner's rule in fmas
+      Value r = constant(coefficients.back());
+      for (float c : llvm::reverse(coefficients.drop_back()))
+        r = math::FmaOp::create(rw, loc, r, v, constant(c));
+      return r;
+    };
+    Value x = op.getOperand();
+    Value a = math::AbsFOp::create(rw, loc, x);
+    Value below = math::FmaOp::create(rw, loc, x, polynomial(kErfBelowSplit, arith::MulFOp::create(rw, loc, x, x)), x);
+    // minimumf keeps a NaN, which then reaches the result.
+    Value tail = math::Exp2Op::create(
+        rw, loc, polynomial(kErfAboveSplit, arith::MinimumFOp::create(rw, loc, a, constant(kErfClamp))));
+    Value above = math::CopySignOp::create(rw, loc, arith::SubFOp::create(rw, loc, constant(1.0), tail), x);
+    Value isBelow = arith::CmpFOp::create(rw, loc, arith::CmpFPredicate::OLT, a, constant(kErfSplit));
+    rw.replaceOpWithNewOp<arith::SelectOp>(op, isBelow, below, above);
+    return success();
+  }
+};
+
 struct LowerGPUMath : wavetile::impl::LowerGPUMathBase<LowerGPUMath> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
@@ -93,17 +132,17 @@ struct LowerGPUMath : wavetile::impl::LowerGPUMathBase<LowerGPUMath> {
     // rounds the float just below 0.5 up, and roundeven's goes through it).
     math::populateExpansionPatterns(patterns, {"ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh", "ceil",
                                                "exp2", "powf", "fpowi", "clampf"});
-    // f16/bf16 go through f32 for everything without a native instruction; f32 exp and rsqrt
-    // stay for the second step (the expansions would turn exp2 back into exp).
+    // f16/bf16 go through f32 for everything without a native instruction; f32 exp, rsqrt
+    // and erf stay for the second step (the expansions would turn exp2 back into exp).
     populateMathF32ExpansionPatterns(patterns, [](StringRef name) { return !hasNativeInstruction(name); });
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
       name.consume_front("math.");
-      return !hasNativeInstruction(name) && name != "exp" && name != "rsqrt";
+      return !hasNativeInstruction(name) && name != "exp" && name != "rsqrt" && name != "erf";
     });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     RewritePatternSet hardware(&getContext());
-    hardware.add<ExpThroughExp2, RsqrtThroughApproximateSqrt>(&getContext());
+    hardware.add<ExpThroughExp2, RsqrtThroughApproximateSqrt, ErfThroughExp2>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(hardware))))
       return signalPassFailure();
     // Anything still a math op without a native instruction would become a library call.

@@ -1,6 +1,7 @@
 // wavetile-gpu-math: transcendental math becomes arithmetic (no device library calls later);
 // ops with native instructions stay. f32 exp goes through the hardware's exp2 with the
-// product's rounding error carried along; rsqrt is the hardware's (an approximate 1/sqrt).
+// product's rounding error carried along; rsqrt is the hardware's (an approximate 1/sqrt);
+// erf is two polynomials and one exp2, selected without a division or a branch.
 // RUN: %wavetile-opt %s -split-input-file -wavetile-gpu-math -verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @approximated
@@ -108,4 +109,33 @@ func.func @roundeven_is_native(%x: vector<4xf32>) -> vector<4xf32> {
 func.func @round_is_native(%x: vector<4xf32>) -> vector<4xf32> {
   %r = math.round %x : vector<4xf32>
   return %r : vector<4xf32>
+}
+
+// -----
+
+// erf: x + x·P(x²) below the split, copysign(1 - 2^Q(min(|x|, 4)), x) above, one selected.
+// bf16 goes through f32 first.
+// CHECK-LABEL: func.func @erf_without_division
+// CHECK-SAME:    (%[[X:.*]]: vector<4xf32>, %[[H:.*]]: bf16)
+// CHECK-NOT:     arith.divf
+// CHECK:         %[[A:.*]] = math.absf %[[X]]
+// CHECK:         %[[T:.*]] = arith.mulf %[[X]], %[[X]]
+// CHECK-COUNT-5: math.fma {{.*}} %[[T]]
+// CHECK:         %[[BELOW:.*]] = math.fma %[[X]], %{{.*}}, %[[X]]
+// CHECK:         %[[CLAMPED:.*]] = arith.minimumf %[[A]], %{{.*}}
+// CHECK-COUNT-6: math.fma {{.*}} %[[CLAMPED]]
+// CHECK:         %[[TAIL:.*]] = math.exp2
+// CHECK:         %[[ONE_MINUS:.*]] = arith.subf %{{.*}}, %[[TAIL]]
+// CHECK:         %[[ABOVE:.*]] = math.copysign %[[ONE_MINUS]], %[[X]]
+// CHECK:         %[[IS_BELOW:.*]] = arith.cmpf olt, %[[A]]
+// CHECK:         arith.select %[[IS_BELOW]], %[[BELOW]], %[[ABOVE]]
+// CHECK:         arith.extf %[[H]]
+// CHECK-NOT:     arith.divf
+// CHECK:         math.exp2
+// CHECK-NOT:     arith.divf
+// CHECK:         arith.truncf
+func.func @erf_without_division(%x: vector<4xf32>, %h: bf16) -> (vector<4xf32>, bf16) {
+  %r = math.erf %x : vector<4xf32>
+  %b = math.erf %h : bf16
+  return %r, %b : vector<4xf32>, bf16
 }
