@@ -244,7 +244,16 @@ ProgramScale RowQuantizer::tensorScale() {
   return scale;
 }
 
-Divisor wavetile::ops::divisorOf(Value d) {
+namespace {
+/// 1/d correctly rounded for normal d below 2^126, where refinesReciprocalEstimate holds: the
+/// estimate and one Newton step.
+Value refinedReciprocal(Value d) {
+  Value estimate = approximateReciprocal(d);
+  return fma(estimate, fma(-d, estimate, 1.0), estimate);
+}
+} // namespace
+
+Divisor wavetile::ops::divisorOf(Value d, bool refined) {
   // Below 2^-126 d's reciprocal overflows (or is barely finite), past 2^126 it is subnormal
   // and inexact: there d and x are scaled by 2^64 or 2^-64, exactly, which leaves x / d as
   // it is (a subnormal scale is an amax / max of f32 subnormals; AITER divides by it).
@@ -255,7 +264,12 @@ Divisor wavetile::ops::divisorOf(Value d) {
   // largest float its reciprocal is tiny and the remainder finite (with infinity it is NaN).
   const double largest = std::numeric_limits<float>::max();
   Value scaled = maximum(minimum(d * factor, largest), -largest);
-  return {scaled, 1.0 / scaled, factor};
+  if (!refined)
+    return {scaled, 1.0 / scaled, factor};
+  // scaled is normal and below 2^126, or the largest float (an infinite d), whose reciprocal
+  // the estimate flushes to 0: finite x / inf is still ±0 (the remainder is x, times 0) and
+  // inf / inf NaN.
+  return {scaled, refinedReciprocal(scaled), factor};
 }
 
 Value wavetile::ops::exactQuotient(Value x, const Divisor &d, bool mayOverflow) {
@@ -283,16 +297,15 @@ Value RowQuantizer::quantized(Value x, const ProgramScale &scale) const {
   Value y = ifThenElse(
                 scale.plain,
                 [&] {
-                  Value reciprocal;
-                  if (quant_.refinedReciprocal) {
-                    Value estimate = approximateReciprocal(scale.scale);
-                    reciprocal = fma(estimate, fma(-scale.scale, estimate, 1.0), estimate);
-                  } else {
-                    reciprocal = 1.0 / scale.scale;
-                  }
+                  Value reciprocal =
+                      quant_.refinedReciprocal ? refinedReciprocal(scale.scale) : 1.0 / scale.scale;
                   return std::vector<Value>{exactQuotient(x, {scale.scale, reciprocal, {}}, mayOverflow)};
                 },
-                [&] { return std::vector<Value>{exactQuotient(x, divisorOf(scale.scale), mayOverflow)}; })
+                [&] {
+                  // A given scale may be 0, whose reciprocal must be the division's infinity.
+                  return std::vector<Value>{
+                      exactQuotient(x, divisorOf(scale.scale, /*refined=*/false), mayOverflow)};
+                })
                 .front();
   return encoded(y);
 }
@@ -326,7 +339,7 @@ void RowQuantizer::storeGroups(Value row, Value c0, Value columns, Value x, int6
   Value scale = scaleOfAmax(amax);
   store(*scales_, {row, c0 / group + arange(0, int32_t(groups))}, scale);
   auto perElement = [&](Value v) { return v.expand(1).broadcastTo({groups, group}).reshape({block}); };
-  Divisor perGroup = divisorOf(scale);
+  Divisor perGroup = divisorOf(scale, quant_.refinedReciprocal);
   Divisor divisor{perElement(perGroup.scaled), perElement(perGroup.reciprocal), perElement(perGroup.factor)};
   Value y = exactQuotient(x, divisor, /*mayOverflow=*/false);
   store(out_, {row, c0 + columns}, encoded(y));

@@ -83,11 +83,13 @@ void quantOutputArgs(NamedArgs &args, const RowQuant &quant, const TensorRef &ou
 uint32_t quantRows(const RowQuant &quant, int64_t m);
 
 /// A divisor prepared for exactQuotient, element-wise over d's shape: d times a power of two
-/// (`factor`; none: 1) that keeps its reciprocal a normal number, and that reciprocal rounded.
+/// (`factor`; none: 1) that keeps its reciprocal a normal number, and that reciprocal rounded:
+/// a division, or where `refined` (OpRuntime::refinesReciprocalEstimate) the
+/// estimate and one Newton step, without the division's range test and slow path.
 struct Divisor {
   dsl::Value scaled, reciprocal, factor;
 };
-Divisor divisorOf(dsl::Value d);
+Divisor divisorOf(dsl::Value d, bool refined);
 
 /// x / d correctly rounded, from d's correctly rounded reciprocal (cheaper than a division
 /// per element on GPUs); `mayOverflow` when x / d can pass the f32 range.
