@@ -83,17 +83,21 @@ std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::stri
       }
       return t;
     };
-    Tensor outX = tokens("out", spec.heads), x = tokens("input", spec.heads);
+    // Declared in the order the first loads need them: a launch's parameters are in constant
+    // memory from its start, 64 bytes a line, and the position's load waits for its pointer
+    // and stride (rope-notes, session 40: 1-4% at few tokens with them in the first line).
     std::optional<Tensor> outY, y, positions, offsets;
-    if (spec.secondHeads) {
-      outY = tokens("out_y", spec.secondHeads);
-      y = tokens("input_y", spec.secondHeads);
-    }
-    Tensor cosT = table("cos"), sinT = table("sin");
     if (spec.positions) {
       positions = k.tensor("positions", *spec.positions, {Dim::dynamic(), Dim::dynamic()}, false, reach);
       if (spec.offsets)
         offsets = k.tensor("offsets", *spec.positions, {Dim::dynamic(), Dim::dynamic()}, false, reach);
+    }
+    Tensor x = tokens("input", spec.heads);
+    Tensor cosT = table("cos"), sinT = table("sin");
+    Tensor outX = tokens("out", spec.heads);
+    if (spec.secondHeads) {
+      outY = tokens("out_y", spec.secondHeads);
+      y = tokens("input_y", spec.secondHeads);
     }
     // The token (s, b) is the program's place on the grid's first two axes (no division on the
     // way to the first load): s on x and b on y, or the other way round (RopeSpec::batchOnX).
