@@ -257,6 +257,21 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
 
 namespace {
 
+/// Whether m rows take the kernel of 64 bytes a thread (NormSpec::manyRows) rather than 32.
+/// Measured exceptions (an H100, 4096 rows against 4095 in one process; norms-notes, sessions
+/// 38 and 40): plain LayerNorm rows of a power of two up to 4096 elements (the wider kernel
+/// 1-10% slower at 4096 and 32768 rows, 25% faster at 5120), and the quantizing fused-add
+/// RMSNorm up to 8192 (6-13% slower a row at 4096 rows, where 64 bytes a thread take it from 40
+/// to 52-64 registers; measured per token, the other schemes keep the wider kernel).
+bool takesManyRowKernel(const NormSpec &spec, int64_t m) {
+  if (m < kManyNormRows)
+    return false;
+  if (spec.kind == NormKind::Layer && !spec.withAdd)
+    return !(spec.hidden <= 4096 && std::has_single_bit(uint64_t(spec.hidden)));
+  const bool perTokenWithAdd = spec.withAdd && spec.quant && spec.quant->scheme == QuantScheme::PerToken;
+  return !(perTokenWithAdd && spec.hidden <= 8192);
+}
+
 bool launchNorm(OpRuntime &rt, NormSpec spec, const TensorRef &out, const TensorRef &input,
                 const TensorRef *residualIn, const TensorRef *residualOut, const TensorRef &weight,
                 const TensorRef *bias, float epsilon, std::string *error, const TensorRef *yscale = nullptr,
@@ -269,11 +284,7 @@ bool launchNorm(OpRuntime &rt, NormSpec spec, const TensorRef &out, const Tensor
     if (t)
       tensors.push_back(t);
   spec.setTarget(rt.target());
-  // Plain LayerNorm rows of a power of two up to 4096 elements keep 32 bytes a thread: there
-  // the wider kernel measured 1-10% slower at 4096 and 32768 rows (2048 and 4096 columns, an
-  // H100; 25% faster at 5120; norms-notes, session 38).
-  spec.manyRows = m >= kManyNormRows && !(spec.kind == NormKind::Layer && !spec.withAdd && spec.hidden <= 4096 &&
-                                          std::has_single_bit(uint64_t(spec.hidden)));
+  spec.manyRows = takesManyRowKernel(spec, m);
   // Scales are written element by element: their alignment does not matter.
   spec.vectorAligned = vectorAligned(tensors);
   if (yscale)
