@@ -35,18 +35,30 @@ Value f32Constant(OpBuilder &b, Location loc, Type type, double v) {
   return arith::ConstantOp::create(b, loc, type, cast<TypedAttr>(value));
 }
 
-/// f32 exp(x) = 2^(x log2 e) on the hardware's exp2, a few instructions instead of a
-/// polynomial. The product's rounding error (x·log2 e - hi, plus log2 e's own) would cost up
-/// to |x|·2^-24 relative, so it is carried as lo and applied as 2^hi · (1 + lo·ln 2), unless
-/// the op allows approximation ('afn': the DSL's approximateExp).
-struct ExpThroughExp2 : OpRewritePattern<math::ExpOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(math::ExpOp op, PatternRewriter &rw) const override {
+/// A rewrite of f32 `Op` (scalar or vector) into arithmetic; `constant(v)` makes f32 constants
+/// of the op's type.
+template <typename Op> struct F32Rewrite : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  using Constant = function_ref<Value(double)>;
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &rw) const final {
     Type type = op.getType();
     if (!isF32(type))
       return failure();
     Location loc = op.getLoc();
-    auto constant = [&](double v) { return f32Constant(rw, loc, type, v); };
+    rewrite(op, rw, [&](double v) { return f32Constant(rw, loc, type, v); });
+    return success();
+  }
+  virtual void rewrite(Op op, PatternRewriter &rw, Constant constant) const = 0;
+};
+
+/// f32 exp(x) = 2^(x log2 e) on the hardware's exp2, a few instructions instead of a
+/// polynomial. The product's rounding error (x·log2 e - hi, plus log2 e's own) would cost up
+/// to |x|·2^-24 relative, so it is carried as lo and applied as 2^hi · (1 + lo·ln 2), unless
+/// the op allows approximation ('afn': the DSL's approximateExp).
+struct ExpThroughExp2 : F32Rewrite<math::ExpOp> {
+  using F32Rewrite::F32Rewrite;
+  void rewrite(math::ExpOp op, PatternRewriter &rw, Constant constant) const override {
+    Location loc = op.getLoc();
     const float log2eHi = float(M_LOG2E);
     const double log2eLo = M_LOG2E - double(log2eHi);
     Value x = op.getOperand();
@@ -54,7 +66,7 @@ struct ExpThroughExp2 : OpRewritePattern<math::ExpOp> {
     Value e = math::Exp2Op::create(rw, loc, hi);
     if (bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn)) {
       rw.replaceOp(op, e);
-      return success();
+      return;
     }
     Value productError = math::FmaOp::create(rw, loc, x, constant(log2eHi), arith::NegFOp::create(rw, loc, hi));
     Value lo = math::FmaOp::create(rw, loc, x, constant(log2eLo), productError);
@@ -63,7 +75,6 @@ struct ExpThroughExp2 : OpRewritePattern<math::ExpOp> {
     Value finite = arith::CmpFOp::create(rw, loc, arith::CmpFPredicate::OLT, math::AbsFOp::create(rw, loc, hi),
                                          constant(126.0));
     rw.replaceOpWithNewOp<arith::SelectOp>(op, finite, corrected, e);
-    return success();
   }
 };
 
@@ -71,16 +82,11 @@ struct ExpThroughExp2 : OpRewritePattern<math::ExpOp> {
 /// rsqrt: 1/sqrt(x) with both allowed to approximate, which NVPTX selects as rsqrt.approx.f32
 /// and AMDGPU as v_sqrt_f32 and v_rcp_f32 (within 2 ulp). Correctly rounded, the pair was two
 /// refinement sequences with slow paths on a norm's critical path.
-struct RsqrtThroughApproximateSqrt : OpRewritePattern<math::RsqrtOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(math::RsqrtOp op, PatternRewriter &rw) const override {
-    Type type = op.getType();
-    if (!isF32(type))
-      return failure();
-    Location loc = op.getLoc();
-    Value sqrt = math::SqrtOp::create(rw, loc, op.getOperand(), arith::FastMathFlags::afn);
-    rw.replaceOpWithNewOp<arith::DivFOp>(op, f32Constant(rw, loc, type, 1.0), sqrt, arith::FastMathFlags::afn);
-    return success();
+struct RsqrtThroughApproximateSqrt : F32Rewrite<math::RsqrtOp> {
+  using F32Rewrite::F32Rewrite;
+  void rewrite(math::RsqrtOp op, PatternRewriter &rw, Constant constant) const override {
+    Value sqrt = math::SqrtOp::create(rw, op.getLoc(), op.getOperand(), arith::FastMathFlags::afn);
+    rw.replaceOpWithNewOp<arith::DivFOp>(op, constant(1.0), sqrt, arith::FastMathFlags::afn);
   }
 };
 
@@ -90,20 +96,16 @@ struct RsqrtThroughApproximateSqrt : OpRewritePattern<math::RsqrtOp> {
 /// input clamped where erfc drops below 2^-25 and 1 - 2^Q rounds to 1. Both halves are
 /// computed and one is selected. scripts/fit-erf.py fits the coefficients and bounds the
 /// error: 1.2 ulp with an exact exp2, 2.1 with the hardware's (2 ulp).
-struct ErfThroughExp2 : OpRewritePattern<math::ErfOp> {
+struct ErfThroughExp2 : F32Rewrite<math::ErfOp> {
   static constexpr double kErfSplit = 0.875, kErfClamp = 4.0;
   static constexpr float kErfBelowSplit[] = {0x1.06eba6p-3f,  -0x1.81271p-2f,  0x1.ce21d6p-4f,
                                              -0x1.b6fdfap-6f, 0x1.4a07ccp-8f, -0x1.463b68p-11f};
   static constexpr float kErfAboveSplit[] = {-0x1.b44384p-13f, -0x1.a09036p+0f, -0x1.d664cep-1f, -0x1.3405a8p-3f,
                                              0x1.08831ep-5f,   -0x1.23663ap-8f, 0x1.2e687ap-12f};
 
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(math::ErfOp op, PatternRewriter &rw) const override {
-    Type type = op.getType();
-    if (!isF32(type))
-      return failure();
+  using F32Rewrite::F32Rewrite;
+  void rewrite(math::ErfOp op, PatternRewriter &rw, Constant constant) const override {
     Location loc = op.getLoc();
-    auto constant = [&](double v) { return f32Constant(rw, loc, type, v); };
     auto polynomial = [&](ArrayRef<float> coefficients, Value v) { // Horner's rule in fmas
       Value r = constant(coefficients.back());
       for (float c : llvm::reverse(coefficients.drop_back()))
@@ -119,7 +121,6 @@ struct ErfThroughExp2 : OpRewritePattern<math::ErfOp> {
     Value above = math::CopySignOp::create(rw, loc, arith::SubFOp::create(rw, loc, constant(1.0), tail), x);
     Value isBelow = arith::CmpFOp::create(rw, loc, arith::CmpFPredicate::OLT, a, constant(kErfSplit));
     rw.replaceOpWithNewOp<arith::SelectOp>(op, isBelow, below, above);
-    return success();
   }
 };
 
