@@ -89,6 +89,9 @@ def main():
     ms = [int(v) for v in os.environ.get("MS", "1,32,4096").split(",")]
     n = int(os.environ.get("N", "4096"))
     chosen = os.environ.get("OPS", ",".join(CASES)).split(",")
+    unknown = [op for op in chosen if op not in CASES]
+    if unknown:
+        sys.exit(f"unknown OPS {','.join(unknown)}: this script times {','.join(CASES)}")
     report(f"# Kernel duration and gap per call on {torch.cuda.get_device_name()} (N = {n}, bf16)")
     report("")
     report(f"CUPTI timestamps of CUDA-graph replays ({CALLS} calls a graph, {REPLAYS} replays a round, "
