@@ -152,15 +152,17 @@ TEST_P(EmulatorTargets, ErfIsWithinTwoUlpsOfTheDoubleResult) {
   const size_t count = (inputs.size() + 4 * warp - 1) / (4 * warp) * (4 * warp);
   inputs.resize(count, 0.f);
   std::vector<float> out(count, -1234.5f);
-  std::vector<KernelArg> args{KernelArg::ptr(inputs.data(), "f32", count * 4), KernelArg::ptr(out.data(), "f32", count * 4)};
+  std::vector<KernelArg> args{KernelArg::ptr(inputs.data(), "f32", count * 4),
+                              KernelArg::ptr(out.data(), "f32", count * 4)};
   ASSERT_TRUE(emulator->launch("erf", {uint32_t(count / (4 * warp)), 1, 1}, args, &error)) << error;
   int64_t bad = 0;
   for (size_t i = 0; i < count; ++i) {
     const double expected = std::erf(double(inputs[i]));
-    const double ulp = std::max(double(std::nextafter(std::fabs(float(expected)), INFINITY) - std::fabs(float(expected))),
-                                0x1p-149);
+    const float magnitude = std::fabs(float(expected));
+    const double ulp = std::max(double(std::nextafter(magnitude, INFINITY) - magnitude), 0x1p-149);
     const bool ok = std::isnan(expected) ? std::isnan(out[i])
-                                         : std::fabs(out[i] - expected) <= 2 * ulp && std::signbit(out[i]) == std::signbit(expected);
+                                         : std::fabs(out[i] - expected) <= 2 * ulp &&
+                                               std::signbit(out[i]) == std::signbit(expected);
     if (!ok && bad++ < 5)
       ADD_FAILURE() << std::hexfloat << "erf(" << inputs[i] << ") = " << out[i] << ", expected " << expected;
   }
