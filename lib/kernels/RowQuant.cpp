@@ -245,9 +245,12 @@ ProgramScale RowQuantizer::tensorScale() {
 }
 
 namespace {
-/// 1/d correctly rounded for normal d below 2^126, where refinesReciprocalEstimate holds: the
-/// estimate and one Newton step.
-Value refinedReciprocal(Value d) {
+/// 1/d rounded: a division, or where `refined` (refinesReciprocalEstimate: correctly rounded
+/// for normal d below 2^126) the estimate and one Newton step, without the division's range
+/// test and slow path.
+Value reciprocalOf(Value d, bool refined) {
+  if (!refined)
+    return 1.0 / d;
   Value estimate = approximateReciprocal(d);
   return fma(estimate, fma(-d, estimate, 1.0), estimate);
 }
@@ -264,12 +267,10 @@ Divisor wavetile::ops::divisorOf(Value d, bool refined) {
   // largest float its reciprocal is tiny and the remainder finite (with infinity it is NaN).
   const double largest = std::numeric_limits<float>::max();
   Value scaled = maximum(minimum(d * factor, largest), -largest);
-  if (!refined)
-    return {scaled, 1.0 / scaled, factor};
   // scaled is normal and below 2^126, or the largest float (an infinite d), whose reciprocal
-  // the estimate flushes to 0: finite x / inf is still ±0 (the remainder is x, times 0) and
-  // inf / inf NaN.
-  return {scaled, refinedReciprocal(scaled), factor};
+  // a refined estimate flushes to 0: finite x / inf is still ±0 (the remainder is x, times 0)
+  // and inf / inf NaN.
+  return {scaled, reciprocalOf(scaled, refined), factor};
 }
 
 Value wavetile::ops::exactQuotient(Value x, const Divisor &d, bool mayOverflow) {
@@ -297,8 +298,7 @@ Value RowQuantizer::quantized(Value x, const ProgramScale &scale) const {
   Value y = ifThenElse(
                 scale.plain,
                 [&] {
-                  Value reciprocal =
-                      quant_.refinedReciprocal ? refinedReciprocal(scale.scale) : 1.0 / scale.scale;
+                  Value reciprocal = reciprocalOf(scale.scale, quant_.refinedReciprocal);
                   return std::vector<Value>{exactQuotient(x, {scale.scale, reciprocal, {}}, mayOverflow)};
                 },
                 [&] {
