@@ -801,13 +801,15 @@ Value wavetile::dsl::inBounds(const Tensor &t, const std::vector<Operand> &index
                          " index tiles, got " + std::to_string(index.size()));
   Value mask;
   for (size_t d = 0; d < index.size(); ++d) {
+    if (!t.sizes[d].valid()) // implicit (or an error already reported): the launch bounds it
+      continue;
     Value i = resolve(index[d], DType::i32);
     Value inside = Operand(i, loc) < Operand(t.sizes[d], loc);
     // Negative indices are outside too: compare as unsigned by also requiring i >= 0.
     inside = Operand(inside, loc) & Operand(Operand(i, loc) >= Operand(0, loc), loc);
-    mask = d == 0 ? inside : Operand(mask, loc) & Operand(inside, loc);
+    mask = mask.valid() ? Operand(mask, loc) & Operand(inside, loc) : inside;
   }
-  return mask;
+  return mask.valid() ? mask : constant(1, DType::i1, loc);
 }
 
 Value wavetile::dsl::load(const Tensor &t, const std::vector<Operand> &index, std::optional<Operand> other,
@@ -1365,6 +1367,7 @@ Value KernelBuilder::scalar(const std::string &name, DType dtype, SourceLoc loc)
 Tensor KernelBuilder::tensor(const std::string &name, DType element, const std::vector<Dim> &dims, bool contiguous,
                              Reach reach, SourceLoc loc) {
   Tensor t;
+  t.name = name;
   t.pointer = pointer(name, element, reach, loc);
   if (dims.empty()) {
     fail(loc, "tensor '" + name + "' needs at least one dimension");
@@ -1373,17 +1376,31 @@ Tensor KernelBuilder::tensor(const std::string &name, DType element, const std::
   for (size_t d = 0; d < dims.size(); ++d) {
     if (dims[d].isDynamic())
       t.sizes.push_back(scalar(name + "_size" + std::to_string(d), DType::i32, loc));
-    else if (dims[d].size == 0 || dims[d].size > INT32_MAX)
+    else if (dims[d].isImplicit())
+      t.sizes.push_back(Value());
+    else if (dims[d].size <= 0 || dims[d].size > INT32_MAX)
       t.sizes.push_back(fail(loc, "tensor '" + name + "' has a static size out of [1, 2^31)"));
     else
       t.sizes.push_back(constant(double(dims[d].size), DType::i32, loc));
   }
   t.strides.resize(dims.size());
   t.strides.back() = constant(1, DType::i32, loc);
-  for (int d = int(dims.size()) - 2; d >= 0; --d)
-    t.strides[d] = contiguous ? Operand(t.strides[d + 1], loc) * Operand(t.sizes[d + 1], loc)
-                              : scalar(name + "_stride" + std::to_string(d), DType::i32, loc);
+  for (int d = int(dims.size()) - 2; d >= 0; --d) {
+    if (contiguous && dims[d + 1].isImplicit())
+      t.strides[d] = fail(loc, "tensor '" + name + "' is contiguous, so only its first dimension may be implicit " +
+                                   "(the strides of the others are products of later sizes)");
+    else
+      t.strides[d] = contiguous ? Operand(t.strides[d + 1], loc) * Operand(t.sizes[d + 1], loc)
+                                : scalar(name + "_stride" + std::to_string(d), DType::i32, loc);
+  }
   return t;
+}
+
+Value Tensor::size(int d, SourceLoc loc) const {
+  if (!sizes.at(d).valid() && pointer.handle)
+    return fail(loc, "dimension " + std::to_string(d) + " of tensor '" + name +
+                         "' is implicit (Dim::implicit): the kernel has no argument for its size");
+  return sizes[d];
 }
 
 int64_t KernelBuilder::param(const std::string &name, int64_t value) {

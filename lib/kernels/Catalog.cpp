@@ -20,7 +20,7 @@ const char *wavetile::ops::opCatalogHelp() {
   return "rmsnorm2d_fwd:DTYPE:N[:gemma][:t5][:a16], rmsnorm2d_fwd_with_add:DTYPE:N[:gemma][:t5][:a16], "
          "layernorm2d_fwd[_with_add]:DTYPE:N[:a16], "
          "rmsnorm2d_fwd_with[_add]_dynamicquant:DTYPE:N[:t5][:QUANT][:a16] (norms: [:rows=many], the kernel for "
-         "launches over many rows), "
+         "launches over many rows; [:packed], every tensor row-major and one program per row), "
          "dynamic_per_token_scaled_quant|static_per_tensor_quant|dynamic_per_tensor_quant:DTYPE:N[:out=...][:a16], "
          "dynamic_per_group_scaled_quant:DTYPE:N:group=32|64|128[:QUANT][:a16] (QUANT: out=f8E4M3FN|f8E4M3FNUZ|i8 "
          "(default f8E4M3FN) or out=f4E2M1FN:group=32[:round=0-3][:shuffle] for MXFP4, group=G per group; "
@@ -34,8 +34,9 @@ const char *wavetile::ops::opCatalogHelp() {
          "gemm_a8w8_blockscale:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ[:xs=kmajor][:bm=..]...[:a16], "
          "gemm_a4w4:OUT:K:n=N[:bias]..., "
          "rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]"
-         "[:nope_first][:pos=i32|i64][:wide][:batch_x][:a16] (D the head size, F the tables' width; wide: 64 "
-         "bytes per thread; batch_x: the grid's x axis over the batch) (DTYPE f32, f16 or bf16; a16: "
+         "[:nope_first][:pos=i32|i64][:wide][:batch_x][:packed][:a16] (D the head size, F the tables' width; "
+         "wide: 64 bytes per thread; batch_x: the grid's x axis over the batch; packed: every tensor row-major, "
+         "strides fixed) (DTYPE f32, f16 or bf16; a16: "
          "16-byte aligned pointers and rows)";
 }
 
@@ -118,6 +119,7 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
   auto takeNormFlags = [&](NormSpec &norm) {
     norm.vectorAligned = takeFlag("a16");
     norm.manyRows = takeFlag("rows=many");
+    norm.packed = takeFlag("packed");
     norm.setTarget(target);
     return flags.empty();
   };
@@ -246,7 +248,7 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
       return buildDequant(dq, error);
   } else if (parts[0].starts_with("rope_cached")) {
     // rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]
-    // [:nope_first][:pos=i32|i64][:wide][:batch_x][:a16]
+    // [:nope_first][:pos=i32|i64][:wide][:batch_x][:packed][:a16]
     RopeSpec rope{*dtype, DType::f32, 1, hidden, hidden};
     rope.positions = parts[0].find("_positions") != std::string_view::npos ? std::optional(DType::i64) : std::nullopt;
     rope.offsets = parts[0].find("_offsets") != std::string_view::npos;
@@ -272,6 +274,8 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
         rope.wideThreads = true;
       else if (flag == "batch_x")
         rope.batchOnX = true;
+      else if (flag == "packed")
+        rope.packed = true;
       else if (flag == "pos=i32" && rope.positions)
         rope.positions = DType::i32;
       else if (flag == "pos=i64" && rope.positions)

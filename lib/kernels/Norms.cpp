@@ -41,7 +41,8 @@ std::string NormSpec::key() const {
   return name() + "/" + dtypeName(dtype) + "/n" + std::to_string(hidden) + (gemma ? "/gemma" : "") +
          (modelSensitive ? "/t5" : "") + "/w" + std::to_string(warpSize) + (vectorAligned ? "/a16" : "") +
          (within2GiB ? "" : "/far") + (sequentialReductions ? "/seq" : "") + (quant ? "/" + quant->key() : "") +
-         (xBias ? "/x_bias" : "") + (manyRows ? "/rows=many" : "") + (bf16Pairs ? "/bf16x2" : "");
+         (xBias ? "/x_bias" : "") + (manyRows ? "/rows=many" : "") + (bf16Pairs ? "/bf16x2" : "") +
+         (packed ? "/packed" : "");
 }
 
 std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::string *error) {
@@ -65,10 +66,12 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
     const Reach reach = spec.within2GiB ? Reach::within2GiB : Reach::unbounded;
     const int64_t elementsPer16Bytes = 16 / (bitWidth(dt) / 8);
     auto rows = [&](const std::string &name) {
-      Tensor t = k.tensor(name, dt, {Dim::dynamic(), Dim::fixed(n)}, /*contiguous=*/false, reach);
+      const Dim rowsDim = spec.packed ? Dim::implicit() : Dim::dynamic();
+      Tensor t = k.tensor(name, dt, {rowsDim, Dim::fixed(n)}, spec.packed, reach);
       if (spec.vectorAligned) {
         k.assumeAligned(t.pointer, 16);
-        k.assumeDivisible(t.stride(0), elementsPer16Bytes);
+        if (!spec.packed)
+          k.assumeDivisible(t.stride(0), elementsPer16Bytes);
       }
       return t;
     };
@@ -82,7 +85,7 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
     std::optional<RowQuantizer> quantizer;
     std::optional<Tensor> out;
     if (quant)
-      quantizer.emplace(k, *quant, n, reach, spec.vectorAligned);
+      quantizer.emplace(k, *quant, n, reach, spec.vectorAligned, spec.packed);
     else
       out = rows("out");
     Tensor input = rows("input");
@@ -305,6 +308,8 @@ bool launchNorm(OpRuntime &rt, NormSpec spec, const TensorRef &out, const Tensor
   spec.xBias = xBias != nullptr;
   std::string launchError;
   uint32_t programs = spec.quant ? quantRows(*spec.quant, m) : uint32_t(m);
+  spec.packed = programs == m &&
+                std::all_of(tensors.begin(), tensors.end(), [](const TensorRef *t) { return t->isContiguous(); });
   if (!rt.launch(spec.key(), [&](std::string *e) { return buildNorm(spec, e); }, spec.name(), {programs, 1, 1},
                  args, &launchError))
     return opError(error, spec.name(), launchError);

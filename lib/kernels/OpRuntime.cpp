@@ -39,6 +39,16 @@ int64_t TensorRef::numel() const {
   return n;
 }
 
+bool TensorRef::isContiguous() const {
+  int64_t expected = 1;
+  for (int64_t d = rank() - 1; d >= 0; --d) {
+    if (shape[d] != 1 && strides[d] != expected)
+      return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
 uint64_t TensorRef::extentElements() const {
   if (numel() == 0)
     return 0;

@@ -49,7 +49,7 @@ std::string RopeSpec::key() const {
          (options.reuseFreqsFrontPart ? "/reuse" : "") + (options.nopeFirst ? "/nope_first" : "") +
          (positions ? std::string("/pos_") + dtypeName(*positions) : "") + "/w" + std::to_string(warpSize) +
          (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far") + (wideThreads ? "/wide" : "") +
-         (batchOnX ? "/batch_x" : "");
+         (batchOnX ? "/batch_x" : "") + (packed ? "/packed" : "");
 }
 
 std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::string *error) {
@@ -66,21 +66,29 @@ std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::stri
                                 spec.wideThreads ? 64 : 32);
     auto k = mb.kernel(spec.name(), options);
     const Reach reach = spec.within2GiB ? Reach::within2GiB : Reach::unbounded;
+    // Tokens are [S, B, ...] with strides as arguments, or, packed, one implicit dimension of
+    // S * B tokens whose strides are constants.
+    auto tokenDims = [&](std::vector<Dim> inner) {
+      std::vector<Dim> dims = spec.packed ? std::vector{Dim::implicit()} : std::vector{Dim::dynamic(), Dim::dynamic()};
+      dims.insert(dims.end(), inner.begin(), inner.end());
+      return dims;
+    };
+    // Aligned pointers; strides that are arguments are multiples of 16 bytes.
+    auto aligned = [&](const Tensor &t, int strided) {
+      if (!spec.vectorAligned)
+        return;
+      k.assumeAligned(t.pointer, 16);
+      for (int i = 0; i < strided && !spec.packed; ++i)
+        k.assumeDivisible(t.stride(i), 16 / (bitWidth(t.elementType()) / 8));
+    };
     auto tokens = [&](const std::string &name, int64_t heads) {
-      Tensor t = k.tensor(name, dt, {Dim::dynamic(), Dim::dynamic(), Dim::fixed(heads), Dim::fixed(d)}, false, reach);
-      if (spec.vectorAligned) {
-        k.assumeAligned(t.pointer, 16);
-        for (int i = 0; i < 3; ++i)
-          k.assumeDivisible(t.stride(i), 16 / (bitWidth(dt) / 8));
-      }
+      Tensor t = k.tensor(name, dt, tokenDims({Dim::fixed(heads), Dim::fixed(d)}), spec.packed, reach);
+      aligned(t, 3);
       return t;
     };
     auto table = [&](const std::string &name) {
-      Tensor t = k.tensor(name, spec.tableDType, {Dim::dynamic(), Dim::fixed(spec.tableDim)}, false, reach);
-      if (spec.vectorAligned) {
-        k.assumeAligned(t.pointer, 16);
-        k.assumeDivisible(t.stride(0), 16 / (bitWidth(spec.tableDType) / 8));
-      }
+      Tensor t = k.tensor(name, spec.tableDType, {Dim::dynamic(), Dim::fixed(spec.tableDim)}, spec.packed, reach);
+      aligned(t, 1);
       return t;
     };
     // Declared in the order the first loads need them: a launch's parameters are in constant
@@ -88,9 +96,9 @@ std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::stri
     // and stride (rope-notes, session 40: 1-4% at few tokens with them in the first line).
     std::optional<Tensor> outY, y, positions, offsets;
     if (spec.positions) {
-      positions = k.tensor("positions", *spec.positions, {Dim::dynamic(), Dim::dynamic()}, false, reach);
+      positions = k.tensor("positions", *spec.positions, tokenDims({}), spec.packed, reach);
       if (spec.offsets)
-        offsets = k.tensor("offsets", *spec.positions, {Dim::dynamic(), Dim::dynamic()}, false, reach);
+        offsets = k.tensor("offsets", *spec.positions, tokenDims({}), spec.packed, reach);
     }
     Tensor x = tokens("input", spec.heads);
     Tensor cosT = table("cos"), sinT = table("sin");
@@ -101,12 +109,25 @@ std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::stri
     }
     // The token (s, b) is the program's place on the grid's first two axes (no division on the
     // way to the first load): s on x and b on y, or the other way round (RopeSpec::batchOnX).
+    // Packed with positions, the grid's x axis runs over the S * B tokens instead
+    // (RopeSpec::tokenGrid), and the token's index is the program's.
     Value s = programId(spec.batchOnX ? 1 : 0), b = programId(spec.batchOnX ? 0 : 1);
-    // The table row: the token's sequence index, or its position (plus offset). The grid is
-    // [S, B] exactly, so these reads need no mask.
+    Value token = !spec.packed       ? Value()
+                  : spec.tokenGrid() ? programId(0)
+                                     : s * numPrograms(spec.batchOnX ? 0 : 1) + b;
+    // The index of the token's element `inner` in a tensor of tokens.
+    auto at = [&](std::vector<Operand> inner) {
+      std::vector<Operand> index = spec.packed ? std::vector<Operand>{token} : std::vector<Operand>{s, b};
+      index.insert(index.end(), inner.begin(), inner.end());
+      return index;
+    };
+    // The table row: the token's sequence index, or its position (plus offset). The grid
+    // covers the tokens exactly, so these reads need no mask.
     Value row = s;
     auto scalarAt = [&](const Tensor &t) {
-      return load(t.pointer, offsetsOf(t, {s, b + arange(0, 1)})).sum(0).to(DType::i32);
+      std::vector<Operand> index = at({});
+      index.back() = Operand(index.back()) + arange(0, 1);
+      return load(t.pointer, offsetsOf(t, index)).sum(0).to(DType::i32);
     };
     if (positions)
       row = scalarAt(*positions);
@@ -136,10 +157,10 @@ std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::stri
         // a last partial chunk reaches past the heads.
         auto mask = [&](Value valid) { return heads % chunk ? (h < int32_t(heads)) & valid : valid; };
         auto read = [&](Value col, Value valid) {
-          return load(in.pointer, offsetsOf(in, {s, b, h, col}), mask(valid)).to(DType::f32);
+          return load(in.pointer, offsetsOf(in, at({h, col})), mask(valid)).to(DType::f32);
         };
         auto write = [&](Value col, Value valid, Value v) {
-          store(out.pointer, offsetsOf(out, {s, b, h, col}), v.to(dt), mask(valid));
+          store(out.pointer, offsetsOf(out, at({h, col})), v.to(dt), mask(valid));
         };
         if (spec.options.style == RotateStyle::NeoX) {
           // Pairs (j, j + R/2): two half tiles.
@@ -171,7 +192,7 @@ std::unique_ptr<Module> wavetile::ops::buildRope(const RopeSpec &spec, std::stri
         if (pass > 0) {
           Value p = arange(0, int32_t(powerOfTwoAtLeast(pass))).expand(0);
           Value valid = p < int32_t(pass);
-          write(passBase + p, valid, load(in.pointer, offsetsOf(in, {s, b, h, passBase + p}), mask(valid)));
+          write(passBase + p, valid, load(in.pointer, offsetsOf(in, at({h, passBase + p})), mask(valid)));
         }
         return std::vector<Value>{};
       };
@@ -274,8 +295,9 @@ bool launchRope(OpRuntime &rt, const std::string &op, const RopeCall &call, cons
   const bool fewTokens = s * batch < kFewTokens;
   spec.wideThreads = fewTokens ? s * batch * spec.chunksPerToken() >= kWideFewTokenPrograms
                                : spec.chunksPerToken() <= kWideChunksPerToken;
+  spec.packed = std::all_of(tensors.begin(), tensors.end(), [](const TensorRef *t) { return t->isContiguous(); });
   // Past the grid's y limit the batch goes on x; S * B < 2^31 keeps S below 32768 then.
-  spec.batchOnX = batch > kMaxGridYZ;
+  spec.batchOnX = batch > kMaxGridYZ && !spec.tokenGrid();
   NamedArgs args;
   args.tensor("out", call.outX).tensor("input", x).tensor("cos", cos).tensor("sin", sin);
   if (call.y)
@@ -287,8 +309,8 @@ bool launchRope(OpRuntime &rt, const std::string &op, const RopeCall &call, cons
   std::string launchError;
   if (!rt.launch(
           spec.key(), [&](std::string *e) { return buildRope(spec, e); }, spec.name(),
-          {uint32_t(spec.batchOnX ? batch : s), uint32_t(spec.batchOnX ? s : batch),
-           uint32_t(fewTokens ? spec.chunksPerToken() : 1)},
+          {uint32_t(spec.tokenGrid() ? s * batch : spec.batchOnX ? batch : s),
+           uint32_t(spec.tokenGrid() ? 1 : spec.batchOnX ? s : batch), uint32_t(fewTokens ? spec.chunksPerToken() : 1)},
           args, &launchError))
     return opError(error, op, launchError);
   return true;

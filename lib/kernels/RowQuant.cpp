@@ -163,29 +163,30 @@ Value e2m1CodesOfBf16(Value y) {
 }
 } // namespace
 
-RowQuantizer::RowQuantizer(KernelBuilder &k, const RowQuant &quant, int64_t hidden, Reach reach, bool aligned)
+RowQuantizer::RowQuantizer(KernelBuilder &k, const RowQuant &quant, int64_t hidden, Reach reach, bool aligned,
+                           bool packed)
     : quant_(quant), hidden_(hidden) {
   const bool mx = quant.scheme == QuantScheme::Mx;
+  const Dim rows = packed ? Dim::implicit() : Dim::dynamic();
   // MXFP4 packs two codes per byte: the output is [M, N/2] bytes.
-  out_ = k.tensor("out", mx ? DType::i8 : quant.out, {Dim::dynamic(), Dim::fixed(mx ? hidden / 2 : hidden)},
-                  /*contiguous=*/false, reach);
+  out_ = k.tensor("out", mx ? DType::i8 : quant.out, {rows, Dim::fixed(mx ? hidden / 2 : hidden)}, packed, reach);
   if (aligned) {
     k.assumeAligned(out_.pointer, 16);
-    k.assumeDivisible(out_.stride(0), 16);
+    if (!packed)
+      k.assumeDivisible(out_.stride(0), 16);
   }
   switch (quant.scheme) {
   case QuantScheme::PerToken:
-    scales_ = k.tensor("scales", DType::f32, {Dim::dynamic()}, /*contiguous=*/true, reach);
+    scales_ = k.tensor("scales", DType::f32, {rows}, /*contiguous=*/true, reach);
     break;
   case QuantScheme::PerGroup:
-    scales_ = k.tensor("scales", DType::f32, {Dim::dynamic(), Dim::fixed(hidden / quant.group)}, false, reach);
+    scales_ = k.tensor("scales", DType::f32, {rows, Dim::fixed(hidden / quant.group)}, packed, reach);
     break;
   case QuantScheme::Mx:
     if (quant.shuffleScales) // addressed by the shuffle formula
       scales_ = k.tensor("scales", DType::i8, {Dim::dynamic()}, /*contiguous=*/true, reach);
     else
-      scales_ = k.tensor("scales", DType::i8, {Dim::dynamic(), Dim::fixed((hidden + kMxGroup - 1) / kMxGroup)},
-                         false, reach);
+      scales_ = k.tensor("scales", DType::i8, {rows, Dim::fixed((hidden + kMxGroup - 1) / kMxGroup)}, packed, reach);
     break;
   case QuantScheme::StaticPerTensor:
     scales_ = k.tensor("scale", DType::f32, {Dim::fixed(1)}, /*contiguous=*/true, reach);

@@ -27,10 +27,13 @@ struct ProgramScale {
 };
 
 /// Declares a quantizing kernel's outputs ("out", and "scales" or "scale") and writes them.
-/// `x` values are f32 chunks [block] of one row, `columns` = arange(0, block).
+/// `x` values are f32 chunks [block] of one row, `columns` = arange(0, block). `packed`: the
+/// outputs are row-major and the launch has one program per row, so rows are implicit
+/// (Dim::implicit) and strides constants.
 class RowQuantizer {
 public:
-  RowQuantizer(dsl::KernelBuilder &k, const RowQuant &quant, int64_t hidden, dsl::Reach reach, bool vectorAligned);
+  RowQuantizer(dsl::KernelBuilder &k, const RowQuant &quant, int64_t hidden, dsl::Reach reach, bool vectorAligned,
+               bool packed = false);
 
   /// Chunks must hold whole groups (and MXFP4 chunks whole bytes).
   int64_t minimumBlock() const { return quant_.group ? quant_.group : 1; }

@@ -1,5 +1,6 @@
 //===- DiagnosticsTest.cpp - misuse is reported at the author's line ------===//
 
+#include "wavetile/Compiler.h"
 #include "wavetile/dsl/DSL.h"
 
 #include <gtest/gtest.h>
@@ -54,6 +55,48 @@ TEST(DslDiagnostics, SpecializationFactsApplyToArgumentsOnly) {
   EXPECT_NE(errors.find("error: assumeDivisible applies to the kernel's own arguments"), std::string::npos) << errors;
   EXPECT_NE(errors.find("assumeAligned needs a power of two, got 12"), std::string::npos) << errors;
   EXPECT_NE(errors.find("assumeDivisible applies to integer arguments"), std::string::npos) << errors;
+}
+
+// An implicit dimension has no size argument: reading its size, or deriving a contiguous
+// stride from it, is an error at the author's line.
+TEST(DslDiagnostics, ImplicitDimensionsHaveNoSize) {
+  int sizeLine = 0, strideLine = 0;
+  std::string errors = diagnosticsOf([&](KernelBuilder &k) {
+    Tensor rows = k.tensor("rows", DType::f32, {Dim::implicit(), Dim::fixed(16)});
+    sizeLine = __LINE__ + 1;
+    Value n = rows.size(0) + 1;
+    strideLine = __LINE__ + 1;
+    Tensor bad = k.tensor("bad", DType::f32, {Dim::dynamic(), Dim::implicit()});
+    (void)n, (void)bad;
+  });
+  EXPECT_NE(errors.find(here(sizeLine)), std::string::npos) << errors;
+  EXPECT_NE(errors.find("dimension 0 of tensor 'rows' is implicit (Dim::implicit): the kernel has no argument for its "
+                        "size"),
+            std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find(here(strideLine)), std::string::npos) << errors;
+  EXPECT_NE(errors.find("tensor 'bad' is contiguous, so only its first dimension may be implicit"), std::string::npos)
+      << errors;
+}
+
+// An implicit dimension takes no argument: a contiguous tensor with one first is a pointer
+// alone. Tensor loads and stores index along it unchecked.
+TEST(DslDiagnostics, ImplicitDimensionsTakeNoArguments) {
+  ModuleBuilder mb;
+  {
+    auto k = mb.kernel("copy_rows");
+    Tensor in = k.tensor("in", DType::f32, {Dim::implicit(), Dim::fixed(16)});
+    Tensor out = k.tensor("out", DType::f32, {Dim::implicit(), Dim::dynamic(), Dim::fixed(16)}, false);
+    store(out, {programId(0), 0, arange(0, 16)}, load(in, {programId(0), arange(0, 16)}));
+  }
+  std::string errors;
+  auto module = mb.finish(&errors);
+  ASSERT_TRUE(module) << errors;
+  std::vector<std::string> names;
+  const std::vector<KernelSignature> kernels = module->kernels();
+  for (const KernelParam &param : kernels.at(0).params)
+    names.push_back(param.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"in", "out", "out_size1", "out_stride1", "out_stride0"}));
 }
 
 TEST(DslDiagnostics, BitcastKeepsTheWidth) {

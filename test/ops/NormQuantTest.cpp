@@ -26,6 +26,7 @@ struct Case {
   DType in, out;
   int64_t m, n, group;
   bool withAdd, t5, shuffle;
+  bool packed = false; // rows back to back (the kernel with implicit rows and fixed strides)
 };
 
 class NormQuantTest : public ::testing::TestWithParam<Case> {};
@@ -61,7 +62,7 @@ TEST_P(NormQuantTest, EqualsNormThenQuantization) {
   wavetile::test::HostOps host;
   ASSERT_TRUE(host.runtime);
   OpRuntime &rt = *host.runtime;
-  const int64_t m = c.m, n = c.n, stride = n + 5;
+  const int64_t m = c.m, n = c.n, stride = c.packed ? n : n + 5;
   NormOperands operands(c.in, m, n, stride);
   const TensorRef &in = operands.in, &res = operands.res, &w = operands.w;
   const bool mx = c.out == DType::f4E2M1FN;
@@ -155,12 +156,18 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{DType::f16, DType::f8E4M3FN, 127, 31, 0, true, false, false},
                       Case{DType::bf16, DType::f8E4M3FN, 3, 5120, 64, false, false, false},
                       Case{DType::bf16, DType::i8, 3, 65537, 0, true, false, false},
-                      Case{DType::f32, DType::i8, 3, 4096, 64, true, false, false}),
+                      Case{DType::f32, DType::i8, 3, 4096, 64, true, false, false},
+                      // Packed rows; shuffled MXFP4 scales launch padded rows, so strided kernels.
+                      Case{DType::bf16, DType::f8E4M3FN, 5, 4096, 0, true, false, false, true},
+                      Case{DType::bf16, DType::f8E4M3FNUZ, 4, 7168, 128, true, true, false, true},
+                      Case{DType::bf16, DType::f4E2M1FN, 7, 4096, 32, true, false, false, true},
+                      Case{DType::bf16, DType::f4E2M1FN, 33, 96, 32, false, false, true, true},
+                      Case{DType::f16, DType::i8, 3, 20000, 0, false, false, false, true}),
     [](const auto &info) {
       const Case &c = info.param;
       return std::string(dsl::dtypeName(c.in)) + "_to_" + dsl::dtypeName(c.out) + "_" + std::to_string(c.m) + "x" +
              std::to_string(c.n) + "_g" + std::to_string(c.group) + (c.withAdd ? "_add" : "") + (c.t5 ? "_t5" : "") +
-             (c.shuffle ? "_shuffled" : "");
+             (c.shuffle ? "_shuffled" : "") + (c.packed ? "_packed" : "");
     });
 
 // The kernel for kManyNormRows rows or more, launched over a few (the emulator cannot afford

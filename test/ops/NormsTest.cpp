@@ -27,6 +27,7 @@ namespace {
 struct Case {
   int64_t m, n;
   DType dtype;
+  bool packed = false; // rows back to back (the kernel with implicit rows and fixed strides)
 };
 
 class RmsNormTest : public ::testing::TestWithParam<Case> {
@@ -43,8 +44,8 @@ protected:
 
   /// Runs one variant on fresh data and compares every element with the reference.
   void check(bool withAdd, bool gemma, bool t5, bool layer = false) {
-    auto [m, n, dtype] = GetParam();
-    int64_t stride = n + 3; // rows are padded: the kernel must use the stride
+    auto [m, n, dtype, packed] = GetParam();
+    int64_t stride = packed ? n : n + 3; // padded rows: the kernel must use the stride
     std::mt19937_64 rng(seed);
     // LayerNorm inputs sit on an offset, which a mean/variance cancellation would expose.
     std::uniform_real_distribution<float> value(layer ? 1.f : -2.f, layer ? 5.f : 2.f), scale(0.5f, 1.5f);
@@ -142,10 +143,12 @@ INSTANTIATE_TEST_SUITE_P(Host, RmsNormTest,
                                            Case{1000, 31, DType::bf16}, Case{2, 65537, DType::bf16},
                                            Case{1, 65537, DType::f32}, Case{5, 12289, DType::f16},
                                            // kManyNormRows rows or more: 64 bytes per thread.
-                                           Case{kManyNormRows, 300, DType::f32}),
+                                           Case{kManyNormRows, 300, DType::f32},
+                                           Case{127, 4096, DType::bf16, true}, Case{3, 5120, DType::f32, true},
+                                           Case{1000, 31, DType::bf16, true}, Case{5, 12289, DType::f16, true}),
                          [](const auto &info) {
                            return std::string(dtypeName(info.param.dtype)) + "_" + std::to_string(info.param.m) + "x" +
-                                  std::to_string(info.param.n);
+                                  std::to_string(info.param.n) + (info.param.packed ? "_packed" : "");
                          });
 
 /// Ops on the host device, for tests that need no fixture.

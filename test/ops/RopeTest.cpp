@@ -33,6 +33,9 @@ struct Case {
   int positions; // 0: rows by s; 1: positions; 2: positions + offsets
   int64_t secondHeads = 0;
   bool inPlace = false;
+  /// x and y each in a row-major buffer of their own (the kernel with strides fixed at
+  /// compile time), rather than strided views of a fused qkv buffer.
+  bool packed = false;
 };
 
 /// The reference of one head row `x` (D values) with table rows `c`, `s` (F values each).
@@ -69,9 +72,10 @@ TEST_P(RopeTest, MatchesAitersReference) {
   std::mt19937_64 rng = wavetile::test::freshGenerator();
   std::normal_distribution<float> value(0.f, 1.f);
   std::uniform_real_distribution<float> angle(-6.f, 6.f);
-  // x and y live in one fused buffer per token, as a qkv projection leaves them.
+  // x and y live in one fused buffer per token, as a qkv projection leaves them, or one
+  // after the other in it, each row-major (packed).
   const int64_t hy = k.secondHeads, token = (k.h + hy + 2) * k.d;
-  HostBuffer qkv(k.dtype, k.s * k.b * token);
+  HostBuffer qkv(k.dtype, k.s * k.b * (k.packed ? (k.h + hy) * k.d : token));
   for (size_t i = 0; i < qkv.size(); ++i)
     qkv.set(i, value(rng));
   const int64_t tableRows = k.positions ? 50 : k.s;
@@ -88,10 +92,15 @@ TEST_P(RopeTest, MatchesAitersReference) {
     positions[i] = pos(rng);
     offsets[i] = k.positions == 2 ? off(rng) : 0;
   }
-  std::vector<int64_t> strides{k.b * token, token, k.d, 1};
-  TensorRef x{qkv.data(), k.dtype, {k.s, k.b, k.h, k.d}, strides};
-  TensorRef y{static_cast<char *>(qkv.data()) + k.h * k.d * (dsl::bitWidth(k.dtype) / 8), k.dtype,
-              {k.s, k.b, hy, k.d}, strides};
+  auto stridesOf = [&](int64_t heads) {
+    const int64_t tokenStride = k.packed ? heads * k.d : token;
+    return std::vector<int64_t>{k.b * tokenStride, tokenStride, k.d, 1};
+  };
+  const std::vector<int64_t> xStrides = stridesOf(k.h), yStrides = stridesOf(hy);
+  const int64_t yStart = k.packed ? k.s * k.b * k.h * k.d : k.h * k.d; // elements
+  TensorRef x{qkv.data(), k.dtype, {k.s, k.b, k.h, k.d}, xStrides};
+  TensorRef y{static_cast<char *>(qkv.data()) + yStart * (dsl::bitWidth(k.dtype) / 8), k.dtype, {k.s, k.b, hy, k.d},
+              yStrides};
   HostBuffer outX(k.dtype, k.s * k.b * k.h * k.d), outY(k.dtype, k.s * k.b * std::max<int64_t>(hy, 1) * k.d);
   outX.poison();
   outY.poison();
@@ -125,7 +134,8 @@ TEST_P(RopeTest, MatchesAitersReference) {
       }
       for (int tensor = 0; tensor < (hy ? 2 : 1); ++tensor)
         for (int64_t h = 0; h < (tensor ? hy : k.h); ++h) {
-          int64_t in = si * strides[0] + bi * strides[1] + (tensor ? k.h + h : h) * k.d;
+          const std::vector<int64_t> &strides = tensor ? yStrides : xStrides;
+          int64_t in = (tensor ? yStart : 0) + si * strides[0] + bi * strides[1] + h * k.d;
           std::vector<double> xs(k.d);
           for (int64_t i = 0; i < k.d; ++i)
             xs[i] = original.get(in + i);
@@ -167,7 +177,16 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{DType::bf16, DType::bf16, 3, 2, 4, 128, 64, RotateStyle::NeoX, true, false, 1, 1, true},
                       Case{DType::f32, DType::f32, 2, 3, 3, 64, 64, RotateStyle::GptJ, false, false, 0, 0, true},
                       // A batch beyond the grid's y axis (65535): the batch runs along x.
-                      Case{DType::f16, DType::f32, 2, 65536, 1, 8, 4, RotateStyle::NeoX, false, false, 1}),
+                      Case{DType::f16, DType::f32, 2, 65536, 1, 8, 4, RotateStyle::NeoX, false, false, 1},
+                      // Packed: tokens s * B + b, the strides constants.
+                      Case{DType::bf16, DType::bf16, 7, 1, 32, 128, 64, RotateStyle::NeoX, true, false, 1, 0, false,
+                           true},
+                      Case{DType::f16, DType::f32, 3, 5, 3, 96, 32, RotateStyle::GptJ, false, true, 2, 2, false, true},
+                      Case{DType::f32, DType::f32, 4, 3, 2, 64, 64, RotateStyle::NeoX, false, false, 0, 0, true, true},
+                      Case{DType::bf16, DType::f32, 256, 3, 40, 128, 64, RotateStyle::NeoX, true, false, 1, 3, false,
+                           true},
+                      Case{DType::bf16, DType::f32, 2, 65536, 1, 8, 4, RotateStyle::GptJ, false, false, 2, 0, false,
+                           true}),
     [](const auto &info) {
       const Case &c = info.param;
       return std::string(dsl::dtypeName(c.dtype)) + "_" + std::to_string(c.s * c.b) + "_tokens_" +
@@ -177,7 +196,7 @@ INSTANTIATE_TEST_SUITE_P(
              (c.positions == 2 ? "_offsets"
               : c.positions    ? "_positions"
                                : "") +
-             (c.inPlace ? "_in_place" : "");
+             (c.inPlace ? "_in_place" : "") + (c.packed ? "_packed" : "");
     });
 
 TEST(RopeOp, RefusesBadArguments) {

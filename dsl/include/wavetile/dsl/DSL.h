@@ -159,13 +159,17 @@ Value tanh(Operand x);
 Value erf(Operand x);
 Value floor(Operand x);
 
-/// A dimension of a tensor argument: a size fixed at compile time, or a runtime size that
-/// becomes an i32 kernel argument.
+/// A dimension of a tensor argument: a size fixed at compile time, a runtime size that
+/// becomes an i32 kernel argument, or an implicit size that the launch bounds (e.g. one
+/// program per row): no argument, so a launch passes fewer parameters; indices along it are
+/// not checked, and reading its size is an error.
 struct Dim {
-  int64_t size = -1; // < 0: dynamic
+  int64_t size = -1; // -1: dynamic, -2: implicit
   static Dim fixed(int64_t size) { return Dim{size}; }
   static Dim dynamic() { return Dim{-1}; }
-  bool isDynamic() const { return size < 0; }
+  static Dim implicit() { return Dim{-2}; }
+  bool isDynamic() const { return size == -1; }
+  bool isImplicit() const { return size == -2; }
 };
 
 /// A tensor argument: a pointer with a shape and strides (in elements). Static sizes are
@@ -173,18 +177,20 @@ struct Dim {
 /// named "<tensor>_size<d>" and "<tensor>_stride<d>", passed after the pointer.
 class Tensor {
 public:
+  std::string name;
   Pointer pointer;
-  std::vector<Value> sizes;   // one per dimension, i32 scalars
+  std::vector<Value> sizes;   // one per dimension, i32 scalars; invalid where implicit
   std::vector<Value> strides; // one per dimension, i32 scalars; the last is 1 when contiguous
   size_t rank() const { return sizes.size(); }
-  Value size(int d) const { return sizes.at(d); }
+  /// The size along `d`; an error for an implicit dimension.
+  Value size(int d, SourceLoc loc = SourceLoc::current()) const;
   Value stride(int d) const { return strides.at(d); }
   DType elementType() const { return pointer.element; }
 };
 
 /// Element offsets sum(index[d] * stride[d]) of `t`, broadcasting the index tiles together.
 Value offsetsOf(const Tensor &t, const std::vector<Operand> &index, SourceLoc loc = SourceLoc::current());
-/// index[d] < size[d] for every d: the in-bounds mask of a tile of indices.
+/// index[d] < size[d] for every d but implicit ones: the in-bounds mask of a tile of indices.
 Value inBounds(const Tensor &t, const std::vector<Operand> &index, SourceLoc loc = SourceLoc::current());
 /// Loads t[index...]; elements outside the tensor are not read and take `other` (default 0).
 Value load(const Tensor &t, const std::vector<Operand> &index, std::optional<Operand> other = std::nullopt,

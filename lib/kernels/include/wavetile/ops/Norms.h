@@ -81,6 +81,10 @@ struct NormSpec {
   /// elements an instruction: NVIDIA targets, which have bf16 pair arithmetic. (Per-token
   /// fp8/int8 gains nothing: its quotient is taken in f32.)
   bool bf16Pairs = false;
+  /// Every tensor row-major and one program per row: rows are implicit (the grid bounds them)
+  /// and strides constants, so the kernel takes pointers and epsilon only, in one 64-byte
+  /// line of constant memory.
+  bool packed = false;
   /// Sets what depends on the target: warp size, reductions, `bf16Pairs` (after `quant`,
   /// whose scheme the output's dtype has decided).
   void setTarget(std::string_view target);

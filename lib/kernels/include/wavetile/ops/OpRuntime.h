@@ -43,6 +43,9 @@ struct TensorRef {
   static TensorRef contiguous(void *data, DType dtype, std::vector<int64_t> shape);
   int64_t rank() const { return int64_t(shape.size()); }
   int64_t numel() const;
+  /// Row-major without gaps: each dimension of more than one element has the stride of the
+  /// dimensions after it (a dimension of one element may have any stride, as in torch).
+  bool isContiguous() const;
   /// Elements (and bytes) from `data` to one past the last element.
   uint64_t extentElements() const;
   uint64_t extentBytes() const;

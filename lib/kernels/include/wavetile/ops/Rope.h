@@ -61,6 +61,13 @@ struct RopeSpec {
   /// The grid's x axis runs over the batch and y over the sequence (B beyond the y axis' limit);
   /// otherwise x over the sequence and y over the batch.
   bool batchOnX = false;
+  /// Every tensor is row-major without gaps: the kernel indexes tokens as s * B + b with
+  /// strides fixed at compile time, and takes pointers and the tables' row count only (the
+  /// first loads' parameters then share one 64-byte constant line).
+  bool packed = false;
+  /// Packed with positions, the table row does not depend on (s, b): the grid's x axis runs
+  /// over the S * B tokens, and a program's token is its id.
+  bool tokenGrid() const { return packed && positions.has_value(); }
   int64_t rotaryDim() const { return tableDim * (options.reuseFreqsFrontPart ? 2 : 1); }
   /// A program rotates one token's heads in a chunk of this many (of `heads` heads).
   int64_t headsPerProgram(int64_t heads) const;
