@@ -108,6 +108,10 @@ bool wavetile::ops::within2GiB(const std::vector<const TensorRef *> &tensors) {
                      [](const TensorRef *t) { return t->extentBytes() <= uint64_t(INT32_MAX); });
 }
 
+bool wavetile::ops::contiguous(const std::vector<const TensorRef *> &tensors) {
+  return std::all_of(tensors.begin(), tensors.end(), [](const TensorRef *t) { return t->isContiguous(); });
+}
+
 bool wavetile::ops::vectorAligned(const std::vector<const TensorRef *> &tensors) {
   for (const TensorRef *t : tensors) {
     int64_t bytes = std::max(1, bitWidth(t->dtype) / 8); // packed fp4 (two per byte) counts bytes

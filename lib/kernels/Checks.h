@@ -21,6 +21,10 @@ inline constexpr std::initializer_list<DType> kNormDTypes = {DType::f32, DType::
 /// specialization).
 bool vectorAligned(const std::vector<const TensorRef *> &tensors);
 
+/// Whether every tensor is row-major without gaps (TensorRef::isContiguous): kernels may then
+/// fix its strides at compile time (a packed specialization).
+bool contiguous(const std::vector<const TensorRef *> &tensors);
+
 /// Whether every tensor lies within 2 GiB of its start: kernels may then address it through
 /// AMD buffer resources (Reach::within2GiB; part of a specialization).
 bool within2GiB(const std::vector<const TensorRef *> &tensors);

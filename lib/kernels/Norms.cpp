@@ -308,8 +308,7 @@ bool launchNorm(OpRuntime &rt, NormSpec spec, const TensorRef &out, const Tensor
   spec.xBias = xBias != nullptr;
   std::string launchError;
   uint32_t programs = spec.quant ? quantRows(*spec.quant, m) : uint32_t(m);
-  spec.packed = programs == m &&
-                std::all_of(tensors.begin(), tensors.end(), [](const TensorRef *t) { return t->isContiguous(); });
+  spec.packed = programs == m && contiguous(tensors);
   if (!rt.launch(spec.key(), [&](std::string *e) { return buildNorm(spec, e); }, spec.name(), {programs, 1, 1},
                  args, &launchError))
     return opError(error, spec.name(), launchError);

@@ -295,7 +295,7 @@ bool launchRope(OpRuntime &rt, const std::string &op, const RopeCall &call, cons
   const bool fewTokens = s * batch < kFewTokens;
   spec.wideThreads = fewTokens ? s * batch * spec.chunksPerToken() >= kWideFewTokenPrograms
                                : spec.chunksPerToken() <= kWideChunksPerToken;
-  spec.packed = std::all_of(tensors.begin(), tensors.end(), [](const TensorRef *t) { return t->isContiguous(); });
+  spec.packed = contiguous(tensors);
   // Past the grid's y limit the batch goes on x; S * B < 2^31 keeps S below 32768 then.
   spec.batchOnX = batch > kMaxGridYZ && !spec.tokenGrid();
   NamedArgs args;
