@@ -36,6 +36,8 @@ L2_BYTES = 60 << 20  # H200: 50 MiB of L2; rotate through more than that
 # MS=1,32 / NS=4096 narrow a run to some shapes (the issue's grid by default).
 MS = [int(v) for v in os.environ.get("MS", "1,32,256,4096,32768").split(",")]
 NS = [int(v) for v in os.environ.get("NS", "4096,7168,8192,16384").split(",")]
+# PEERS=triton times only those peers beside Wavetile (an A/B run needs no torch.compile).
+PEERS = os.environ.get("PEERS")
 EPS = 1e-6
 results, failures = [], 0
 REPORT = os.path.join(OUT, "ops_bench.md")  # another script may name its own
@@ -133,6 +135,8 @@ def bench_op(op, dims, make, impls, wavetile_call, reference, moved_bytes, copy_
     """One op over the issue's shapes: numerics of Wavetile's call, then device time of it and
     of every peer (interleaved per shape), the copy ceiling for the same bytes."""
     global failures
+    if PEERS:
+        impls = {name: fn for name, fn in impls.items() if name == "wavetile" or name in PEERS.split(",")}
     report(f"## {op}, bf16")
     report("")
     report("Device time per call in µs (CUDA-graph replay, median); TB/s = bytes moved / time; "
