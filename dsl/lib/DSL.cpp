@@ -765,15 +765,6 @@ void wavetile::dsl::store(Pointer ptr, Operand offsets, Operand value, std::opti
                                   unwrap(v), m);
 }
 
-void wavetile::dsl::prefetch(Pointer ptr, int64_t elements, SourceLoc loc) {
-  if (elements <= 0) {
-    fail(loc, "prefetch needs at least one element, got " + std::to_string(elements));
-    return;
-  }
-  const int64_t bytes = elements * std::max(1, bitWidth(ptr.element) / 8); // sub-byte elements take a byte
-  wavetile::tile::PrefetchOp::create(b(), locOf(loc), mlir::Value::getFromOpaquePointer(ptr.handle), bytes);
-}
-
 Value wavetile::dsl::atomicAdd(Pointer ptr, Operand offsets, Operand value, std::optional<Operand> mask,
                                SourceLoc loc) {
   Value o = offsetTile(offsets, loc);

@@ -120,37 +120,6 @@ TEST_P(EmulatorTargets, LookupNibblesMapsEveryByte) {
   }
 }
 
-// tile.prefetch: NVIDIA prefetches each 128-byte line of the range into L2 (the emulator
-// checks the addresses as it checks loads'), CDNA drops it. Of a 1000-element f32 buffer a
-// prefetch of 1000 elements (32 lines) lies inside; one of 1100 reaches a line past its end.
-TEST_P(EmulatorTargets, PrefetchedLinesMustLieInsideAnArgument) {
-  const bool nvidia = std::string_view(GetParam()).starts_with("sm_");
-  dsl::ModuleBuilder mb;
-  for (int64_t prefetched : {1000, 1100}) {
-    dsl::KernelOptions options;
-    options.numWarps = 2;
-    auto k = mb.kernel("copy" + std::to_string(prefetched), options);
-    dsl::Pointer in = k.pointer("in", dsl::DType::f32), out = k.pointer("out", dsl::DType::f32);
-    dsl::prefetch(in, prefetched);
-    dsl::Value i = dsl::arange(0, 1024);
-    dsl::store(out, i, dsl::load(in, i, i < 1000), i < 1000);
-  }
-  std::string error;
-  std::unique_ptr<Module> module = mb.finish(&error);
-  ASSERT_TRUE(module) << error;
-  auto emulator = EmulatedModule::compile(*module, *lookupGpuTarget(GetParam()), &error);
-  ASSERT_TRUE(emulator) << error;
-  std::vector<float> in(1000), out(1000, NAN);
-  for (size_t i = 0; i < in.size(); ++i)
-    in[i] = float(i) * 0.5f;
-  std::vector<KernelArg> args{KernelArg::ptr(in.data(), "f32", 4000), KernelArg::ptr(out.data(), "f32", 4000)};
-  ASSERT_TRUE(emulator->launch("copy1000", {1, 1, 1}, args, &error)) << error;
-  EXPECT_EQ(out, in);
-  EXPECT_EQ(emulator->launch("copy1100", {1, 1, 1}, args, &error), !nvidia);
-  if (nvidia)
-    EXPECT_NE(error.find("prefetch.global.L2 of 1 bytes at"), std::string::npos) << error;
-}
-
 // The GPU's f32 erf (wavetile-gpu-math: two polynomials and the hardware's exp2, no device
 // library) against the double result: every 4096th f32 up to 4.5 (past 3.92 erf rounds to 1),
 // every f32 within 2^-12 of the split between the polynomials, subnormals, both signs, zeros,

@@ -1285,10 +1285,6 @@ private:
     }
     if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::FenceProxyOp>(op))
       return Step::Next;
-    if (auto prefetch = dyn_cast<NVVM::PrefetchOp>(op)) { // a cache hint: only its address is checked
-      global(scalar(lane, prefetch.getAddr()), 1, "prefetch.global.L2");
-      return Step::Next;
-    }
     if (auto cvt = dyn_cast<NVVM::ConvertF32x2ToF8x2Op>(op))
       return result(convertToFp8x2(lane, cvt));
     if (auto cvt = dyn_cast<NVVM::ConvertF8x2ToF16x2Op>(op))

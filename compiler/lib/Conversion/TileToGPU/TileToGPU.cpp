@@ -2038,45 +2038,6 @@ struct FenceLowering : GpuPattern<FenceOp> {
   }
 };
 
-/// NVIDIA: `prefetch.global.L2` of each 128-byte line of the range, the program's threads
-/// taking consecutive lines (in a loop while lines outnumber threads). CDNA has no
-/// instruction that fills L2 without a destination register: dropped there.
-struct PrefetchLowering : GpuPattern<PrefetchOp> {
-  using GpuPattern::GpuPattern;
-  LogicalResult matchAndRewrite(PrefetchOp op, OpAdaptor adaptor, ConversionPatternRewriter &rw) const override {
-    if (ctx.amd) {
-      rw.eraseOp(op);
-      return success();
-    }
-    constexpr int64_t kLineBytes = 128;
-    Location loc = op.getLoc();
-    const int64_t threads = ctx.warpSize * ctx.numWarps, lines = (int64_t(op.getBytes()) + kLineBytes - 1) / kLineBytes;
-    Value thread =
-        arith::AddIOp::create(rw, loc, arith::MulIOp::create(rw, loc, ctx.warp, i32Const(rw, loc, ctx.warpSize)),
-                              ctx.lane);
-    auto prefetchLine = [&](OpBuilder &b, Value line) {
-      Value offset = arith::ExtUIOp::create(b, loc, b.getI64Type(),
-                                            arith::MulIOp::create(b, loc, line, i32Const(b, loc, kLineBytes)));
-      NVVM::PrefetchOp::create(b, loc, NVVM::PrefetchCacheLevelAttr::get(b.getContext(), NVVM::PrefetchCacheLevel::L2),
-                               nullptr, globalAddress(b, loc, adaptor.getBase(), b.getI8Type(), offset), Value());
-    };
-    if (lines <= threads) {
-      Value inRange = lines < threads
-                          ? arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ult, thread, i32Const(rw, loc, lines))
-                          : Value();
-      guardedEffect(rw, loc, inRange, [&](OpBuilder &b) { prefetchLine(b, thread); });
-    } else {
-      scf::ForOp::create(rw, loc, thread, i32Const(rw, loc, lines), i32Const(rw, loc, threads), ValueRange{},
-                         [&](OpBuilder &b, Location, Value line, ValueRange) {
-                           prefetchLine(b, line);
-                           scf::YieldOp::create(b, loc);
-                         });
-    }
-    rw.eraseOp(op);
-    return success();
-  }
-};
-
 /// NVIDIA: wait until at most `pending` cp.async groups are in flight. AMD copies through
 /// registers are complete when issued; load-to-LDS instructions are vector memory loads,
 /// which complete in order: once at most `pending` times the fewest instructions a direct
@@ -3638,7 +3599,6 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
                  MovementLowering<ReshapeOp>, MovementLowering<TransOp>, LoadLowering, StoreLowering, AtomicAddLowering,
                  MakeBufferLowering, BufferLoadLowering, BufferStoreLowering, SharedAllocLowering, SharedStoreLowering,
                  SharedLoadLowering, SharedSliceLowering, AsyncCopyLowering, AsyncWaitLowering, BarrierLowering, FenceLowering,
-                 PrefetchLowering,
                  ReduceLowering, ScanLowering, DotLowering, ScaledDotLowering, SharedDotLowering, FpConvertLowering,
                  PackFp4Lowering, UnpackFp4Lowering, LookupNibblesLowering, MaximumOfBitsLowering>(converter, context,
                                                                                                     ctx);

@@ -753,12 +753,12 @@ struct ConvertTileToHost : wavetile::impl::ConvertTileToHostBase<ConvertTileToHo
 
     RewritePatternSet patterns(context);
     // A program is one thread, and a launch runs its programs one after another on the
-    // calling thread: barriers and fences order nothing, and a prefetch has no cache to fill.
+    // calling thread: barriers and fences order nothing.
     patterns.add<ArangeLowering, SplatLowering, BroadcastLowering, ExpandDimsLowering, ReshapeLowering, TransLowering,
                  ConvertLayoutLowering, LoadLowering, StoreLowering, AtomicAddLowering, MakeBufferLowering,
                  BufferLoadLowering, BufferStoreLowering, SharedAllocLowering, SharedStoreLowering, SharedLoadLowering,
                  SharedSliceLowering, AsyncCopyLowering, EraseLowering<AsyncWaitOp>, EraseLowering<BarrierOp>,
-                 EraseLowering<FenceOp>, EraseLowering<PrefetchOp>,
+                 EraseLowering<FenceOp>,
                  DotLowering, ScaledDotLowering, ReduceLowering, ScanLowering, FpConvertLowering, PackFp4Lowering,
                  UnpackFp4Lowering, LookupNibblesLowering, ConstantLowering, ElementwiseLowering>(converter, context);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);

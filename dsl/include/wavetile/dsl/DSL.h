@@ -214,10 +214,6 @@ Value load(Pointer ptr, Operand offsets, std::optional<Operand> mask = std::null
            std::optional<Operand> other = std::nullopt, SourceLoc loc = SourceLoc::current());
 void store(Pointer ptr, Operand offsets, Operand value, std::optional<Operand> mask = std::nullopt,
            SourceLoc loc = SourceLoc::current());
-/// Asks for ptr[0, elements) to be fetched into the L2 cache now, without waiting: a hint for
-/// data the program reads later, whose load the compiler would issue only after the data
-/// before it arrived (tile.prefetch). NVIDIA only; other targets ignore it.
-void prefetch(Pointer ptr, int64_t elements, SourceLoc loc = SourceLoc::current());
 /// Adds `value` into ptr[offsets] atomically; returns the previous values.
 Value atomicAdd(Pointer ptr, Operand offsets, Operand value, std::optional<Operand> mask = std::nullopt,
                 SourceLoc loc = SourceLoc::current());

@@ -281,16 +281,14 @@ func.func @shared(%p: !tile.ptr<f32>, %o: tensor<4x8xi32>, %m: tensor<4x8xi1>, %
 // -----
 
 // Atomic adds are llvm.atomicrmw (fadd for f32), monotonic. Fences go: programs run one after
-// another on one thread; so do prefetches (no cache of ours to fill).
+// another on one thread.
 // CHECK:         llvm.atomicrmw fadd %{{.*}}, %{{.*}} monotonic : !llvm.ptr, f32
 // CHECK-LABEL: func.func @atomic(
 // CHECK-NOT:     tile.atomic_add
 // CHECK-NOT:     fence
-// CHECK-NOT:     prefetch
 // CHECK:         scf.for
 // CHECK:           llvm.getelementptr
 func.func @atomic(%p: !tile.ptr<f32>, %o: tensor<4xi32>, %v: tensor<4xf32>) -> tensor<4xf32> {
-  tile.prefetch %p, 16 : !tile.ptr<f32>
   tile.fence release
   %0 = tile.atomic_add %v, %p[%o] : tensor<4xf32>, !tile.ptr<f32>[tensor<4xi32>] -> tensor<4xf32>
   tile.fence acquire

@@ -1,4 +1,4 @@
-// Verifier and type-constraint errors of tile.load, tile.store, tile.atomic_add and tile.prefetch.
+// Verifier and type-constraint errors of tile.load, tile.store and tile.atomic_add.
 // RUN: %wavetile-opt %s -split-input-file -verify-diagnostics
 
 func.func @load_offsets_shape(%p: !tile.ptr<f32>, %o: tensor<64xi32>) {
@@ -172,13 +172,5 @@ func.func @atomic_add_result_element(%p: !tile.ptr<i32>, %o: tensor<8xi32>, %v: 
 func.func @store_missing_comma(%p: !tile.ptr<f32>, %o: tensor<8xi32>, %v: tensor<8xf32>) {
   // expected-error @+1 {{expected ','}}
   tile.store %v %p[%o] : tensor<8xf32>, !tile.ptr<f32>[tensor<8xi32>]
-  return
-}
-
-// -----
-
-func.func @prefetch_nothing(%p: !tile.ptr<f32>) {
-  // expected-error @+1 {{'tile.prefetch' op attribute 'bytes' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
-  tile.prefetch %p, 0 : !tile.ptr<f32>
   return
 }

@@ -1,5 +1,5 @@
 // Round-trip of global-memory ops: tile.load, tile.store, tile.atomic_add with and without
-// mask / other, i32 and i64 offsets, tiles with layouts; tile.prefetch.
+// mask / other, i32 and i64 offsets, tiles with layouts.
 // RUN: %wavetile-opt %s | %wavetile-opt | FileCheck %s
 
 #blk = #tile.blocked<sizePerThread = [4], threadsPerWarp = [32], warpsPerBlock = [4], order = [0]>
@@ -51,24 +51,14 @@ func.func @atomic_add(%p: !tile.ptr<f32>, %q: !tile.ptr<i32>, %o: tensor<4x8xi64
   return
 }
 
-// CHECK-LABEL: func.func @prefetch
-// CHECK:         tile.prefetch %{{.*}}, 16384 : !tile.ptr<bf16>
-func.func @prefetch(%p: !tile.ptr<bf16>) {
-  tile.prefetch %p, 16384 : !tile.ptr<bf16>
-  return
-}
-
-// An unused load only reads, so it is dead code; an atomic add writes and stays, and so does
-// a prefetch (it has no result to be unused).
+// An unused load only reads, so it is dead code; an atomic add writes and stays.
 // RUN: %wavetile-opt %s -canonicalize | FileCheck %s --check-prefix=CANON
 // CANON-LABEL: func.func @effects_kept
 // CANON-NOT:     tile.load
 // CANON:         tile.atomic_add
-// CANON-NEXT:    tile.prefetch
 // CANON-NOT:     tile.load
 func.func @effects_kept(%p: !tile.ptr<f32>, %o: tensor<8xi32>, %v: tensor<8xf32>) {
   %0 = tile.load %p[%o] : !tile.ptr<f32>[tensor<8xi32>] -> tensor<8xf32>
   %1 = tile.atomic_add %v, %p[%o] : tensor<8xf32>, !tile.ptr<f32>[tensor<8xi32>] -> tensor<8xf32>
-  tile.prefetch %p, 32 : !tile.ptr<f32>
   return
 }

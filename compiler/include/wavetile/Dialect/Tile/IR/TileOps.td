@@ -135,21 +135,6 @@ def Tile_StoreOp : Tile_Op<"store", [MemoryEffects<[MemWrite<DefaultResource>]>]
   let hasVerifier = 1;
 }
 
-// The write effect keeps an op without results from being erased as dead.
-def Tile_PrefetchOp : Tile_Op<"prefetch", [MemoryEffects<[MemRead<DefaultResource>, MemWrite<DefaultResource>]>]> {
-  let summary = "hint: bring `bytes` bytes from `base` into the L2 cache";
-  let description = [{
-    The program's threads ask for the cache lines of [base, base + bytes) to be fetched into
-    L2, without waiting and without results: a later load of them then waits for L2 instead
-    of DRAM. Issued where the data's address is known long before its load would be (a
-    compiler keeps loads after stores they may alias, and after the registers they reuse
-    are free). NVIDIA: `prefetch.global.L2`, one line per thread; targets without an L2
-    prefetch instruction (CDNA, the host) drop it.
-  }];
-  let arguments = (ins Tile_PtrType:$base, ConfinedAttr<I64Attr, [IntPositive]>:$bytes);
-  let assemblyFormat = "$base `,` $bytes attr-dict `:` qualified(type($base))";
-}
-
 def Tile_AtomicAddOp : Tile_Op<"atomic_add", [
     MemoryEffects<[MemRead<DefaultResource>, MemWrite<DefaultResource>]>]> {
   let summary = "atomically add a tile into base + offsets; returns the previous values";
