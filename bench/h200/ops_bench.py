@@ -131,6 +131,28 @@ def ulp_error(got, ref):
     return ((got.float() - ref.float()).abs() / ulp).max().item()
 
 
+def check_outputs(got, ref, exact):
+    """(error, within tolerance) of outputs against the reference by the op's rule."""
+    if exact == "adjacent":  # quantized codes equal or one code apart (last-bit input differences);
+        # outputs after the codes and scales (a residual) equal
+        (q, s, *rest), (rq, rs, *ref_rest) = got, ref
+        codes, ref_codes = q.view(torch.int8).int(), rq.view(torch.int8).int()
+        err = (codes != ref_codes).sum().item()
+        # A row whose largest element moved by a bf16 ulp moves its scale by as much.
+        ok = (err <= 1e-3 * q.numel() and (codes - ref_codes).abs().max().item() <= 1
+              and ((s - rs).abs() <= 2 ** -7 * rs.abs()).all().item()
+              and all(torch.equal(a, b) for a, b in zip(rest, ref_rest)))
+    elif exact:  # every output byte equal to the reference's ("few": but under 0.1%, from
+        # last-bit differences of the input)
+        pairs = list(zip(got, ref))
+        err = sum((a.view(torch.uint8) != b.view(torch.uint8)).sum().item() for a, b in pairs)
+        ok = err <= (1e-3 * sum(a.numel() for a, _ in pairs) if exact == "few" else 0)
+    else:
+        err = ulp_error(got, ref)
+        ok = err <= 1.0 and not any(t.isnan().any().item() for t in (got if isinstance(got, tuple) else (got,)))
+    return err, ok
+
+
 def bench_op(op, dims, make, impls, wavetile_call, reference, moved_bytes, copy_bytes, exact=False):
     """One op over the issue's shapes: numerics of Wavetile's call, then device time of it and
     of every peer (interleaved per shape), the copy ceiling for the same bytes."""
@@ -146,8 +168,9 @@ def bench_op(op, dims, make, impls, wavetile_call, reference, moved_bytes, copy_
     names = list(impls)
     report(f"| M | {dims} | copy µs | wavetile µs | TB/s | % copy | " + " | ".join(f"{n} µs" for n in names[1:]) +
            " | " + " | ".join(f"vs {n}" for n in names[1:]) +
-           (" | bytes differing |" if exact in (True, "few") else " | codes differing |" if exact else " | max err (ulp) |"))
-    report("|" + "---|" * (7 + 2 * (len(names) - 1)))
+           (" | bytes differing |" if exact in (True, "few") else " | codes differing |" if exact else " | max err (ulp) |")
+           + (" triton's |" if exact else ""))
+    report("|" + "---|" * (7 + 2 * (len(names) - 1) + bool(exact)))
     g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
     for n in NS:
         for m in MS:
@@ -157,23 +180,14 @@ def bench_op(op, dims, make, impls, wavetile_call, reference, moved_bytes, copy_
             got = wavetile_call(*one)
             ref = reference(*one)
             torch.cuda.synchronize()
-            if exact == "adjacent":  # quantized codes equal or one code apart (last-bit input differences);
-                # outputs after the codes and scales (a residual) equal
-                (q, s, *rest), (rq, rs, *ref_rest) = got, ref
-                codes, ref_codes = q.view(torch.int8).int(), rq.view(torch.int8).int()
-                err = (codes != ref_codes).sum().item()
-                # A row whose largest element moved by a bf16 ulp moves its scale by as much.
-                ok = (err <= 1e-3 * q.numel() and (codes - ref_codes).abs().max().item() <= 1
-                      and ((s - rs).abs() <= 2 ** -7 * rs.abs()).all().item()
-                      and all(torch.equal(a, b) for a, b in zip(rest, ref_rest)))
-            elif exact:  # every output byte equal to the reference's ("few": but under 0.1%, from
-                # last-bit differences of the input)
-                pairs = list(zip(got, ref))
-                err = sum((a.view(torch.uint8) != b.view(torch.uint8)).sum().item() for a, b in pairs)
-                ok = err <= (1e-3 * sum(a.numel() for a, _ in pairs) if exact == "few" else 0)
-            else:
-                err = ulp_error(got, ref)
-                ok = err <= 1.0 and not any(t.isnan().any().item() for t in (got if isinstance(got, tuple) else (got,)))
+            err, ok = check_outputs(got, ref, exact)
+            # The Triton kernel's own codes against the definition (quantizers: Triton's `/` is
+            # div.full.f32, within 2 ulp, where the definition divides exactly).
+            peer = impls["triton"](*one) if exact and "triton" in impls else None
+            same_shapes = peer is not None and all(
+                a.shape == b.shape for a, b in zip(peer if isinstance(peer, tuple) else (peer,),
+                                                   ref if isinstance(ref, tuple) else (ref,)))
+            peer_err = check_outputs(peer, ref, exact)[0] if same_shapes else None
             failures += not ok
             src = [torch.empty(copy_bytes(m, n) // 2, device="cuda", dtype=torch.bfloat16) for _ in range(copies)]
             dst = [torch.empty_like(t) for t in src]
@@ -181,12 +195,12 @@ def bench_op(op, dims, make, impls, wavetile_call, reference, moved_bytes, copy_
             times = {name: graph_time(fn, batches) for name, fn in impls.items()}
             tbs = moved_bytes(m, n) / (times["wavetile"] * 1e-6) / 1e12
             results.append({"op": op, "M": m, "N": n, "copy_us": copy_us, **{f"{k}_us": v for k, v in times.items()},
-                            "wavetile_TBps": tbs, "max_err_ulp": err, "ok": ok})
+                            "wavetile_TBps": tbs, "max_err_ulp": err, "ok": ok, "triton_err": peer_err})
             report(f"| {m} | {n} | {copy_us:.2f} | {times['wavetile']:.2f} | {tbs:.2f} | "
                    f"{100 * copy_us / times['wavetile']:.0f}% | "
                    + " | ".join(f"{times[k]:.2f}" for k in names[1:]) + " | "
                    + " | ".join(f"{times[k] / times['wavetile']:.2f}" for k in names[1:])
-                   + f" | {err:.2f}{'' if ok else ' FAIL'} |")
+                   + f" | {err:.2f}{'' if ok else ' FAIL'} |" + (f" {'n/a' if peer_err is None else f'{peer_err:.0f}'} |" if exact else ""))
             del batches, src, dst
     report("")
     x = make(1, 4096, g)
