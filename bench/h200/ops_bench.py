@@ -277,23 +277,33 @@ def bench_layernorm():
 
 
 @triton.jit
-def _triton_per_token_quant(x, out, scales, stride, n, BLOCK: tl.constexpr):
+def _triton_divide(x, y, EXACT: tl.constexpr):
+    """Triton's `/` (div.full.f32, within 2 ulp), or the correctly rounded quotient the
+    quantizers' definition takes (the `triton_rn` peers: the same kernels, exact)."""
+    if EXACT:
+        return tl.math.div_rn(x, y)
+    return x / y
+
+
+@triton.jit
+def _triton_per_token_quant(x, out, scales, stride, n, BLOCK: tl.constexpr, EXACT: tl.constexpr = False):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     mask = cols < n
     v = tl.load(x + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
     amax = tl.max(tl.abs(v), axis=0)
-    scale = tl.where(amax > 0, amax / 448.0, 1.0)
+    scale = tl.where(amax > 0, _triton_divide(amax, 448.0, EXACT), 1.0)
     tl.store(scales + row, scale)
-    tl.store(out + row * stride + cols, (v / scale).to(tl.float8e4nv), mask=mask)
+    tl.store(out + row * stride + cols, _triton_divide(v, scale, EXACT).to(tl.float8e4nv), mask=mask)
 
 
-def triton_per_token_quant(x):
+def triton_per_token_quant(x, exact=False):
     m, n = x.shape
     out = torch.empty(m, n, device=x.device, dtype=torch.float8_e4m3fn)
     scales = torch.empty(m, 1, device=x.device, dtype=torch.float32)
     block = triton.next_power_of_2(n)
-    _triton_per_token_quant[(m,)](x, out, scales, x.stride(0), n, BLOCK=block, num_warps=row_warps(block))
+    _triton_per_token_quant[(m,)](x, out, scales, x.stride(0), n, BLOCK=block, EXACT=exact,
+                                  num_warps=row_warps(block))
     return out, scales
 
 
@@ -324,7 +334,8 @@ def bench_per_token_quant():
         q, scales = result
         return (q.float() * scales).to(torch.bfloat16)  # dequantized: compared in bf16 ulps
     impls = {"wavetile": wavetile_per_token_quant, "torch": torch_per_token_quant,
-             "compile": compiled_per_token_quant, "triton": triton_per_token_quant}
+             "compile": compiled_per_token_quant, "triton": triton_per_token_quant,
+             "triton_rn": lambda x: triton_per_token_quant(x, exact=True)}
     bench_op("dynamic_per_token_scaled_quant_fp8", "N", make, impls,
              lambda x: as_float(wavetile_per_token_quant(x)), lambda x: as_float(torch_per_token_quant(x)),
              moved_bytes=lambda m, n: 3 * m * n, copy_bytes=lambda m, n: 3 * m * n // 2)
@@ -966,25 +977,26 @@ QUANT_GROUP = 128
 
 
 @triton.jit
-def _triton_group_quant(x, out, scales, stride, n, GROUP: tl.constexpr, GROUPS: tl.constexpr):
+def _triton_group_quant(x, out, scales, stride, n, GROUP: tl.constexpr, GROUPS: tl.constexpr,
+                        EXACT: tl.constexpr = False):
     row = tl.program_id(0)
     groups = tl.program_id(1) * GROUPS + tl.arange(0, GROUPS)
     cols = groups[:, None] * GROUP + tl.arange(0, GROUP)[None, :]
     mask = cols < n
     v = tl.load(x + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
     amax = tl.max(tl.abs(v), axis=1)
-    scale = tl.where(amax > 0, amax / 448.0, 1.0)
+    scale = tl.where(amax > 0, _triton_divide(amax, 448.0, EXACT), 1.0)
     tl.store(scales + row * (n // GROUP) + groups, scale, mask=groups * GROUP < n)
-    tl.store(out + row * n + cols, (v / scale[:, None]).to(tl.float8e4nv), mask=mask)
+    tl.store(out + row * n + cols, _triton_divide(v, scale[:, None], EXACT).to(tl.float8e4nv), mask=mask)
 
 
-def triton_group_quant(x):
+def triton_group_quant(x, exact=False):
     m, n = x.shape
     out = torch.empty(m, n, device=x.device, dtype=torch.float8_e4m3fn)
     scales = torch.empty(m, n // QUANT_GROUP, device=x.device, dtype=torch.float32)
     groups = 8  # 1024 columns a program
     _triton_group_quant[(m, triton.cdiv(n // QUANT_GROUP, groups))](x, out, scales, x.stride(0), n, GROUP=QUANT_GROUP,
-                                                                    GROUPS=groups, num_warps=4)
+                                                                    GROUPS=groups, EXACT=exact, num_warps=4)
     return out, scales
 
 
@@ -1011,26 +1023,26 @@ def bench_group_quant():
     def make(m, n, g):
         return (torch.randn(m, n, device="cuda", dtype=torch.bfloat16, generator=g) * 3,)
     impls = {"wavetile": wavetile_group_quant, "torch": torch_group_quant, "compile": compiled_group_quant,
-             "triton": triton_group_quant}
+             "triton": triton_group_quant, "triton_rn": lambda x: triton_group_quant(x, exact=True)}
     bench_op(f"dynamic_per_group_scaled_quant_fp8 (group {QUANT_GROUP})", "N", make, impls, wavetile_group_quant,
              torch_group_quant, moved_bytes=lambda m, n: 3 * m * n + 4 * m * n // QUANT_GROUP,
              copy_bytes=lambda m, n: 3 * m * n // 2, exact=True)
 
 
 @triton.jit
-def _triton_static_quant(x, out, scale, stride, n, BLOCK: tl.constexpr):
+def _triton_static_quant(x, out, scale, stride, n, BLOCK: tl.constexpr, EXACT: tl.constexpr = False):
     row = tl.program_id(0)
     cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     mask = cols < n
     v = tl.load(x + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
-    tl.store(out + row * n + cols, (v / tl.load(scale)).to(tl.float8e4nv), mask=mask)
+    tl.store(out + row * n + cols, _triton_divide(v, tl.load(scale), EXACT).to(tl.float8e4nv), mask=mask)
 
 
-def triton_static_quant(x, scale):
+def triton_static_quant(x, scale, exact=False):
     m, n = x.shape
     out = torch.empty(m, n, device=x.device, dtype=torch.float8_e4m3fn)
     block = min(triton.next_power_of_2(n), 2048)
-    _triton_static_quant[(m, triton.cdiv(n, block))](x, out, scale, x.stride(0), n, BLOCK=block,
+    _triton_static_quant[(m, triton.cdiv(n, block))](x, out, scale, x.stride(0), n, BLOCK=block, EXACT=exact,
                                                      num_warps=max(1, block // 256))
     return out
 
@@ -1053,7 +1065,7 @@ def bench_static_quant():
         x = torch.randn(m, n, device="cuda", dtype=torch.bfloat16, generator=g) * 3
         return x, (x.float().abs().amax() / 448.0).reshape(1)
     impls = {"wavetile": wavetile_static_quant, "torch": torch_static_quant, "compile": compiled_static_quant,
-             "triton": triton_static_quant}
+             "triton": triton_static_quant, "triton_rn": lambda x, s: triton_static_quant(x, s, exact=True)}
     bench_op("static_per_tensor_quant_fp8", "N", make, impls, wavetile_static_quant, torch_static_quant,
              moved_bytes=lambda m, n: 3 * m * n, copy_bytes=lambda m, n: 3 * m * n // 2, exact=True)
 
