@@ -166,10 +166,9 @@ def bench_op(op, dims, make, impls, wavetile_call, reference, moved_bytes, copy_
            "time (> 1: Wavetile faster).")
     report("")
     names = list(impls)
+    measure = "bytes differing" if exact in (True, "few") else "codes differing" if exact else "max err (ulp)"
     report(f"| M | {dims} | copy µs | wavetile µs | TB/s | % copy | " + " | ".join(f"{n} µs" for n in names[1:]) +
-           " | " + " | ".join(f"vs {n}" for n in names[1:]) +
-           (" | bytes differing |" if exact in (True, "few") else " | codes differing |" if exact else " | max err (ulp) |")
-           + (" triton's |" if exact else ""))
+           " | " + " | ".join(f"vs {n}" for n in names[1:]) + f" | {measure} |" + (" triton's |" if exact else ""))
     report("|" + "---|" * (7 + 2 * (len(names) - 1) + bool(exact)))
     g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
     for n in NS:
@@ -200,7 +199,8 @@ def bench_op(op, dims, make, impls, wavetile_call, reference, moved_bytes, copy_
                    f"{100 * copy_us / times['wavetile']:.0f}% | "
                    + " | ".join(f"{times[k]:.2f}" for k in names[1:]) + " | "
                    + " | ".join(f"{times[k] / times['wavetile']:.2f}" for k in names[1:])
-                   + f" | {err:.2f}{'' if ok else ' FAIL'} |" + (f" {'n/a' if peer_err is None else f'{peer_err:.0f}'} |" if exact else ""))
+                   + f" | {err:.2f}{'' if ok else ' FAIL'} |"
+                   + (f" {'n/a' if peer_err is None else f'{peer_err:.0f}'} |" if exact else ""))
             del batches, src, dst
     report("")
     x = make(1, 4096, g)
