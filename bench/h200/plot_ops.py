@@ -21,7 +21,7 @@ def plot(results, out_dir, prefix="ops_bench_"):
         fig, axes = plt.subplots(1, len(ns), figsize=(4 * len(ns), 3.5), sharey=True, squeeze=False)
         for ax, n in zip(axes[0], ns):
             sub = [r for r in rows if r["N"] == n]
-            for name in [k for k in ["wavetile", "torch", "compile", "triton", "copy"] if f"{k}_us" in sub[0]]:
+            for name in [key[:-len("_us")] for key in sub[0] if key.endswith("_us")]:  # copy and every peer run
                 ax.plot([r["M"] for r in sub], [r["copy_us"] / r[f"{name}_us"] for r in sub], marker="o", label=name)
             ax.set_xscale("log")
             ax.set_title(f"{short} bf16, N={n}", fontsize=9)
