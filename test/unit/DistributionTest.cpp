@@ -97,8 +97,9 @@ BlockedLayoutAttr expectXRowsKeepTheSlice(mlir::MLIRContext &context, BlockedLay
   EXPECT_EQ(ownership(SliceLayoutAttr::get(&context, 1, sum), xShape, 32, 4), ownership(rows, xShape, 32, 4));
   BlockedLayoutAttr unpacked = reshapedBlockedLayout(rows, xShape, nibbles);
   EXPECT_TRUE(unpacked);
-  if (unpacked)
+  if (unpacked) {
     EXPECT_EQ(ownership(rows, xShape, 32, 4), ownership(unpacked, nibbles, 32, 4));
+  }
   return rows;
 }
 
