@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""What the driver's JIT makes of a Wavetile cache's PTX: registers, local memory and resident
+blocks a multiprocessor for every kernel (bench/norms-notes.md, session 44).
+
+Wavetile hands the driver PTX; the ptxas of the CUDA toolkit or of Triton's wheel, which the
+SASS comparisons on the build machine use (bench/triton_sass.py), may allocate registers
+differently. Run a benchmark with WAVETILE_CACHE_DIR set, then
+
+    python3 bench/h200/cache_resources.py CACHE_DIR [CACHE_DIR ...]
+
+loads each PTX entry with cuModuleLoadData in torch's context and prints one row per kernel.
+The cache keys are hashes; the PTX's own hash (sha256, 12 digits) names a kernel instead: the
+build machine gets the same from `wavetile compile --op SPEC --target sm_90a -o k.ptx`
+(`sha256sum k.ptx`) of the same library.
+"""
+import ctypes
+import glob
+import hashlib
+import os
+import re
+import sys
+
+import torch
+
+from ptxas_swap import parse
+
+CU_FUNC_ATTRIBUTE_NUM_REGS = 4
+CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
+
+
+def driver():
+    cuda = ctypes.CDLL("libcuda.so.1")
+    torch.cuda.init()
+    torch.zeros(1, device="cuda")  # makes torch's primary context current
+    return cuda
+
+
+def check(status, what):
+    if status != 0:
+        raise RuntimeError(f"{what} failed with CUresult {status}")
+
+
+def resources(cuda, ptx):
+    """(entry name, threads, registers, local bytes, resident blocks) of each entry in `ptx`."""
+    module = ctypes.c_void_p()
+    check(cuda.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(ptx + b"\0")), "cuModuleLoadData")
+    rows = []
+    for name, dims in re.findall(rb"\.entry (\w+)\((?:.|\n)*?\.maxntid ([0-9, ]+)", ptx):
+        threads = 1
+        for extent in dims.split(b","):
+            threads *= int(extent)
+        function = ctypes.c_void_p()
+        check(cuda.cuModuleGetFunction(ctypes.byref(function), module, name), "cuModuleGetFunction")
+        registers, local, blocks = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        check(cuda.cuFuncGetAttribute(ctypes.byref(registers), CU_FUNC_ATTRIBUTE_NUM_REGS, function), "registers")
+        check(cuda.cuFuncGetAttribute(ctypes.byref(local), CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, function), "local")
+        check(cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(blocks), function, threads,
+                                                                ctypes.c_size_t(0)), "occupancy")
+        rows.append((name.decode(), threads, registers.value, local.value, blocks.value))
+    check(cuda.cuModuleUnload(module), "cuModuleUnload")
+    return rows
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    cuda = driver()
+    print("| cache | PTX sha256 | kernel | threads | registers | local bytes | blocks / SM |")
+    print("|---|---|---|---|---|---|---|")
+    for cache in sys.argv[1:]:
+        for path in sorted(glob.glob(os.path.join(cache, "*", "*.entry"))):
+            with open(path, "rb") as f:
+                _, _, image = parse(f.read())
+            if b".version" not in image[:4096]:
+                continue  # a cubin (ptxas_swap.py) or another target's code
+            ptx = image.rstrip(b"\0")
+            digest = hashlib.sha256(ptx).hexdigest()[:12]
+            for row in resources(cuda, ptx):
+                print(f"| {os.path.basename(cache.rstrip('/'))} | {digest} | " + " | ".join(map(str, row)) + " |")
+
+
+if __name__ == "__main__":
+    main()
