@@ -8,21 +8,20 @@ differently. Run a benchmark with WAVETILE_CACHE_DIR set, then
 
     python3 bench/h200/cache_resources.py CACHE_DIR [CACHE_DIR ...]
 
-loads each PTX entry with cuModuleLoadData in torch's context and prints one row per kernel.
+loads each PTX entry with cuModuleLoadData in torch's context and prints one row per kernel, at
+the block size and dynamic shared memory its manifest launches it with.
 The cache keys are hashes; the PTX's own hash (sha256, 12 digits) names a kernel instead: the
 build machine gets the same from `wavetile compile --op SPEC --target sm_90a -o k.ptx`
 (`sha256sum k.ptx`) of the same library.
 """
 import ctypes
-import glob
 import hashlib
 import os
-import re
 import sys
 
 import torch
 
-from ptxas_swap import parse
+from ptxas_swap import ptx_entries
 
 CU_FUNC_ATTRIBUTE_NUM_REGS = 4
 CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
@@ -40,23 +39,36 @@ def check(status, what):
         raise RuntimeError(f"{what} failed with CUresult {status}")
 
 
-def resources(cuda, ptx):
-    """(entry name, threads, registers, local bytes, resident blocks) of each entry in `ptx`."""
+def launches(manifest):
+    """(kernel name, threads a block, dynamic shared bytes) of each kernel in a cache entry's
+    manifest: the shape the runtime launches it with."""
+    kernels = []
+    for line in manifest.decode().splitlines():
+        field, _, value = line.partition(" ")
+        if field == "kernel":
+            kernels.append([value, 0, 0])
+        elif field == "block":
+            x, y, z = map(int, value.split())
+            kernels[-1][1] = x * y * z
+        elif field == "dynamic-shared":
+            kernels[-1][2] = int(value)
+    return kernels
+
+
+def resources(cuda, manifest, ptx):
+    """(kernel name, threads, registers, local bytes, resident blocks) of each kernel of an entry."""
     module = ctypes.c_void_p()
     check(cuda.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(ptx + b"\0")), "cuModuleLoadData")
     rows = []
-    for name, dims in re.findall(rb"\.entry (\w+)\((?:.|\n)*?\.maxntid ([0-9, ]+)", ptx):
-        threads = 1
-        for extent in dims.split(b","):
-            threads *= int(extent)
+    for name, threads, dynamic_shared in launches(manifest):
         function = ctypes.c_void_p()
-        check(cuda.cuModuleGetFunction(ctypes.byref(function), module, name), "cuModuleGetFunction")
+        check(cuda.cuModuleGetFunction(ctypes.byref(function), module, name.encode()), "cuModuleGetFunction")
         registers, local, blocks = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
         check(cuda.cuFuncGetAttribute(ctypes.byref(registers), CU_FUNC_ATTRIBUTE_NUM_REGS, function), "registers")
         check(cuda.cuFuncGetAttribute(ctypes.byref(local), CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, function), "local")
         check(cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(blocks), function, threads,
-                                                                ctypes.c_size_t(0)), "occupancy")
-        rows.append((name.decode(), threads, registers.value, local.value, blocks.value))
+                                                                ctypes.c_size_t(dynamic_shared)), "occupancy")
+        rows.append((name, threads, registers.value, local.value, blocks.value))
     check(cuda.cuModuleUnload(module), "cuModuleUnload")
     return rows
 
@@ -68,14 +80,9 @@ def main():
     print("| cache | PTX sha256 | kernel | threads | registers | local bytes | blocks / SM |")
     print("|---|---|---|---|---|---|---|")
     for cache in sys.argv[1:]:
-        for path in sorted(glob.glob(os.path.join(cache, "*", "*.entry"))):
-            with open(path, "rb") as f:
-                _, _, image = parse(f.read())
-            if b".version" not in image[:4096]:
-                continue  # a cubin (ptxas_swap.py) or another target's code
-            ptx = image.rstrip(b"\0")
+        for _, _, manifest, ptx in ptx_entries(cache):
             digest = hashlib.sha256(ptx).hexdigest()[:12]
-            for row in resources(cuda, ptx):
+            for row in resources(cuda, manifest, ptx):
                 print(f"| {os.path.basename(cache.rstrip('/'))} | {digest} | " + " | ".join(map(str, row)) + " |")
 
 

@@ -39,6 +39,16 @@ def parse(data):
     return key, payload[:manifest_bytes], payload[manifest_bytes:]
 
 
+def ptx_entries(cache):
+    """(path, key, manifest, PTX) of each entry of `cache` that holds PTX, in path order (cubins
+    and other targets' code are skipped)."""
+    for path in sorted(glob.glob(os.path.join(cache, "*", "*.entry"))):
+        with open(path, "rb") as f:
+            key, manifest, image = parse(f.read())
+        if b".version" in image[:4096]:
+            yield path, key, manifest, image.rstrip(b"\0")
+
+
 def serialize(key, manifest, image):
     payload = manifest + image
     return (HEADER + key + b"\n" + f"{len(manifest)} {len(image)} ".encode() +
@@ -75,12 +85,7 @@ def main():
     version = subprocess.run([PTXAS, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-1]
     print(f"ptxas: {version}")
     swapped = 0
-    for path in glob.glob(os.path.join(args.cache, "*", "*.entry")):
-        with open(path, "rb") as f:
-            key, manifest, image = parse(f.read())
-        if b".version" not in image[:4096]:
-            continue  # not PTX (already a cubin, or another target)
-        ptx = image.rstrip(b"\0")
+    for path, key, manifest, ptx in ptx_entries(args.cache):
         with tempfile.TemporaryDirectory() as tmp:
             image, info = compile_ptx(ptx, args.arch, tmp)
             if args.full_occupancy:
