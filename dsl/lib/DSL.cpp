@@ -1287,6 +1287,8 @@ KernelBuilder ModuleBuilder::kernel(const std::string &name, KernelOptions optio
   else if (options.numStages > 1)
     s.kernel->setAttr(wavetile::tile::TileDialect::kNumStagesAttrName,
                       s.builder.getI32IntegerAttr(options.numStages));
+  if (!options.narrowRoundedSums)
+    s.kernel->setAttr(wavetile::tile::TileDialect::kWideRoundedSumsAttrName, s.builder.getUnitAttr());
   s.builder.setInsertionPointToStart(s.kernel.addEntryBlock());
   return KernelBuilder(this);
 }

@@ -27,6 +27,7 @@
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace wavetile {
 #define GEN_PASS_DEF_CONVERTTILETOGPU
@@ -3440,7 +3441,8 @@ struct Bf16WidenedFromWords : OpRewritePattern<arith::ExtFOp> {
 /// innocuous?", 1995), and both types share f32's exponent range or overflow alike. NVIDIA adds
 /// bf16 and f16 pairs in one instruction (`add.rn.bf16x2`); widened, each pair is unpacks, two
 /// f32 adds and a pack (the fused-add RMSNorm's residual at 16384 columns: 379 -> 281 SASS
-/// instructions a thread).
+/// instructions a thread). Kernels marked tile.wide_rounded_sums keep the f32 sum: fewer
+/// instructions were not always less time (bench/norms-notes.md, session 45).
 struct NarrowRoundedSum : OpRewritePattern<arith::TruncFOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(arith::TruncFOp trunc, PatternRewriter &rw) const override {
@@ -3487,15 +3489,21 @@ struct ConvertTileToGPU : wavetile::impl::ConvertTileToGPUBase<ConvertTileToGPU>
     OpBuilder b(context);
     b.setInsertionPointToEnd(module.getBody());
     auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(), "wavetile");
-    for (func::FuncOp kernel : kernels)
+    llvm::StringSet<> keptWide; // kernels whose rounded sums stay f32 sums
+    for (func::FuncOp kernel : kernels) {
+      if (kernel->hasAttr(TileDialect::kWideRoundedSumsAttrName))
+        keptWide.insert(kernel.getName());
       if (failed(convertKernel(kernel, gpuModule, amd)))
         return signalPassFailure();
+    }
     // Narrowed first: widening bf16 from words takes the extensions apart.
     if (nvidia) {
       RewritePatternSet narrowing(context);
       narrowing.add<NarrowRoundedSum>(context);
-      if (failed(applyPatternsGreedily(gpuModule, std::move(narrowing))))
-        return signalPassFailure();
+      FrozenRewritePatternSet frozen(std::move(narrowing));
+      for (auto func : gpuModule.getOps<gpu::GPUFuncOp>())
+        if (!keptWide.contains(func.getName()) && failed(applyPatternsGreedily(func, frozen)))
+          return signalPassFailure();
     }
     RewritePatternSet peepholes(context);
     peepholes.add<WordPartsAsBitcast>(context);

@@ -315,6 +315,9 @@ struct KernelOptions {
   /// Depth of the shared-memory ring K loops prefetch their dot operands through
   /// (tile-pipeline-loops); 1 leaves loops as written.
   int numStages = 1;
+  /// On NVIDIA a bf16 or f16 sum of two values of that type, computed in f32 and rounded
+  /// back, becomes one narrow add (the same value, fewer instructions); false keeps it in f32.
+  bool narrowRoundedSums = true;
 };
 
 /// How far from a pointer argument the kernel reaches. `within2GiB` promises that every

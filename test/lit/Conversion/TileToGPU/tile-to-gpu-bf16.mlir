@@ -86,6 +86,26 @@ func.func @rounded_sums_narrowed(%p: !tile.ptr<bf16>, %q: !tile.ptr<f16>) attrib
 
 // -----
 
+// A kernel marked tile.wide_rounded_sums keeps them in f32.
+#marked = #tile.blocked<sizePerThread = [8], threadsPerWarp = [32], warpsPerBlock = [1], order = [0]>
+// CHECK-LABEL: gpu.func @rounded_sums_kept_by_kernel
+// CHECK:         arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK:         arith.truncf %{{.*}} : vector<8xf32> to vector<8xbf16>
+// CHECK-NOT:     arith.addf %{{.*}} : vector<8xbf16>
+func.func @rounded_sums_kept_by_kernel(%p: !tile.ptr<bf16>) attributes {tile.kernel, tile.num_warps = 1 : i32, tile.warp_size = 32 : i32, tile.wide_rounded_sums} {
+  %i = tile.arange 0 to 256 : tensor<256xi32, #marked>
+  %a = tile.load %p[%i] : !tile.ptr<bf16>[tensor<256xi32, #marked>] -> tensor<256xbf16, #marked>
+  %b = tile.load %p[%i] : !tile.ptr<bf16>[tensor<256xi32, #marked>] -> tensor<256xbf16, #marked>
+  %wa = arith.extf %a : tensor<256xbf16, #marked> to tensor<256xf32, #marked>
+  %wb = arith.extf %b : tensor<256xbf16, #marked> to tensor<256xf32, #marked>
+  %s = arith.addf %wa, %wb : tensor<256xf32, #marked>
+  %rs = arith.truncf %s : tensor<256xf32, #marked> to tensor<256xbf16, #marked>
+  "test.use"(%rs) : (tensor<256xbf16, #marked>) -> ()
+  return
+}
+
+// -----
+
 // Kept wide: a sum used unrounded too, a product, and an operand not widened from the
 // result's type (f16 into bf16).
 #kept = #tile.blocked<sizePerThread = [8], threadsPerWarp = [32], warpsPerBlock = [1], order = [0]>

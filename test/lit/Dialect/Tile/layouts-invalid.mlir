@@ -275,6 +275,13 @@ func.func @params_not_integers() attributes {tile.kernel, tile.params = {BLOCK =
 
 // -----
 
+// expected-error @+1 {{'tile.wide_rounded_sums' must be a unit attribute}}
+func.func @wide_rounded_sums_valued() attributes {tile.kernel, tile.wide_rounded_sums = 1 : i32} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{unknown tile dialect attribute 'tile.num_threads'}}
 func.func @unknown_attribute() attributes {tile.kernel, tile.num_threads = 128 : i32} {
   return

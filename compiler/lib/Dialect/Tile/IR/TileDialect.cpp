@@ -443,6 +443,11 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op, NamedAttribut
       return op->emitError() << "'" << name << "' must be a dictionary of integer parameters";
     return success();
   }
+  if (name == kWideRoundedSumsAttrName) { // kept by the host's lowering of the kernel
+    if (!isa<UnitAttr>(attribute.getValue()))
+      return op->emitError() << "'" << name << "' must be a unit attribute";
+    return success();
+  }
   if (name == kWithin2GiBAttrName) { // on a view: it stands for its pointer's 2 GiB promise
     if (!isa<MakeBufferOp>(op) || !isa<UnitAttr>(attribute.getValue()))
       return op->emitError() << "'" << name << "' is a unit attribute of tile.make_buffer (or of pointer arguments)";

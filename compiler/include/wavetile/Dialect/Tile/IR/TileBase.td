@@ -29,6 +29,9 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kNumStagesAttrName = "tile.num_stages";
     /// i32 attribute on a kernel or module: threads per warp (64 on CDNA, 32 on NVIDIA).
     static constexpr ::llvm::StringLiteral kWarpSizeAttrName = "tile.warp_size";
+    /// Unit attribute on a kernel: its bf16 and f16 sums computed in f32 and rounded back
+    /// stay f32 sums on NVIDIA, where convert-tile-to-gpu otherwise narrows them.
+    static constexpr ::llvm::StringLiteral kWideRoundedSumsAttrName = "tile.wide_rounded_sums";
     /// Dictionary of integer compile-time parameters a kernel was specialized with.
     static constexpr ::llvm::StringLiteral kParamsAttrName = "tile.params";
     /// Unit attribute on a pointer argument: the kernel touches nothing 2^31 - 1 bytes or
