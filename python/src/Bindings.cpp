@@ -449,12 +449,14 @@ PYBIND11_MODULE(_wavetile, m) {
   });
 
   py::class_<KernelBuild>(m, "KernelBuild")
-      .def(py::init([](const std::string &name, int numWarps, int numStages) {
+      .def(py::init([](const std::string &name, int numWarps, int numStages, bool narrowRoundedSums) {
              auto build = std::make_unique<KernelBuild>();
-             build->kernel.emplace(build->module->kernel(name, {.numWarps = numWarps, .numStages = numStages}));
+             build->kernel.emplace(build->module->kernel(
+                 name, {.numWarps = numWarps, .numStages = numStages, .narrowRoundedSums = narrowRoundedSums}));
              return build;
            }),
-           py::arg("name"), py::arg("num_warps") = 4, py::arg("num_stages") = 1)
+           py::arg("name"), py::arg("num_warps") = 4, py::arg("num_stages") = 1,
+           py::arg("narrow_rounded_sums") = true)
       .def("pointer",
            [](KernelBuild &b, const std::string &name, DType d, bool within2GiB, int64_t alignment) {
              Pointer p = b.kernel->pointer(name, d, within2GiB ? Reach::within2GiB : Reach::unbounded);

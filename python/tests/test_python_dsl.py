@@ -336,3 +336,29 @@ def test_host_formats():
     packed = wt.host.pack_fp4(np.array([[1, 2, 3, 4]], np.uint8))
     assert packed.tolist() == [[0x21, 0x43]]
     np.testing.assert_array_equal(wt.host.unpack_fp4(packed), [[1, 2, 3, 4]])
+
+
+@pytest.mark.parametrize("narrow", [True, False])
+def test_rounded_sums_narrow_unless_the_kernel_says_not(narrow):
+    @wt.kernel(narrow_rounded_sums=narrow)
+    def rounded_sum(x: wt.pointer[wt.bf16], y: wt.pointer[wt.bf16], out: wt.pointer[wt.bf16]):
+        offsets = wt.arange(0, 256)
+        total = wt.load(x, offsets).to(wt.f32) + wt.load(y, offsets).to(wt.f32)
+        wt.store(out, offsets, total.to(wt.bf16))
+
+    assert ("tile.wide_rounded_sums" in rounded_sum.ir()) != narrow
+    os.environ["WAVETILE_CACHE"] = "0"
+    ptx = bytes(wt._wavetile.Jit("sm_90").compile(rounded_sum.module(within_2gib=(True, True, True)))[0]).decode()
+    assert ("add.rn.bf16x2" in ptx) == narrow
+    # The host computes the same values either way: each sum rounded once to bf16.
+    x = rng().standard_normal(256).astype(np.float32)
+    y = rng().standard_normal(256).astype(np.float32)
+    bits = lambda a: (a.view(np.uint32) >> 16).astype(np.uint16)  # bf16 by truncation, exact below
+    xb, yb = bits(x), bits(y)
+    widen = lambda b: (b.astype(np.uint32) << 16).view(np.float32)
+    out = np.full(256 + 4, 0xFFFF, np.uint16)
+    rounded_sum[(1,)](xb, yb, out)
+    want = (widen(xb).astype(np.float64) + widen(yb)).astype(np.float32)
+    want_bits = ((want.view(np.uint32) + 0x7FFF + ((want.view(np.uint32) >> 16) & 1)) >> 16).astype(np.uint16)
+    np.testing.assert_array_equal(out[:256], want_bits)
+    assert (out[256:] == 0xFFFF).all()

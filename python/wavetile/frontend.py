@@ -409,12 +409,13 @@ class KernelFunction:
         self.runtime_params = [(n, a) for n, a, _ in self.params if a is not language.constexpr]
         self.constexpr_params = [(n, d) for n, a, d in self.params if a is language.constexpr]
 
-    def build(self, constants, within_2gib=(), num_warps=4, num_stages=1, facts=None):
+    def build(self, constants, within_2gib=(), num_warps=4, num_stages=1, facts=None, narrow_rounded_sums=True):
         """The kernel's module for these constexpr values and pointer promises. `facts` maps
         runtime argument names to what the launch's specialization knows: a pointer's
         alignment in bytes, or an integer's power-of-two divisor."""
         facts = facts or {}
-        build = _C.KernelBuild(self.name, num_warps=num_warps, num_stages=num_stages)
+        build = _C.KernelBuild(self.name, num_warps=num_warps, num_stages=num_stages,
+                               narrow_rounded_sums=narrow_rounded_sums)
         arguments, pointer_index = {}, 0
         line, column = self.source.where(self.source.tree)
         _C.push_location(self.source.file, line, column)

@@ -116,9 +116,10 @@ class Kernel:
     """A ``@wavetile.kernel`` function: ``kernel[grid](...)`` launches it, ``kernel.ir(...)``
     shows its tile IR for a specialization."""
 
-    def __init__(self, fn, num_warps=4, num_stages=1):
+    def __init__(self, fn, num_warps=4, num_stages=1, narrow_rounded_sums=True):
         self.function = KernelFunction(fn)
         self.num_warps, self.num_stages = num_warps, num_stages
+        self.narrow_rounded_sums = narrow_rounded_sums
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self._pointer_slots = [i for i, (_, a) in enumerate(self.function.runtime_params)
@@ -145,7 +146,7 @@ class Kernel:
                 raise CompilationError(f"{self.function.source.file}: error: constexpr '{name}' of "
                                        f"'{self.__name__}' needs a value")
         return self.function.build(values, within_2gib, num_warps or self.num_warps,
-                                   num_stages or self.num_stages, facts)
+                                   num_stages or self.num_stages, facts, self.narrow_rounded_sums)
 
     def ir(self, with_locations=False, **constants):
         return self.module(constants).str(with_locations)
@@ -229,8 +230,8 @@ class Kernel:
         return device >= 0, target.device.load(image, manifest, self.__name__)
 
 
-def kernel(fn=None, *, num_warps=4, num_stages=1):
+def kernel(fn=None, *, num_warps=4, num_stages=1, narrow_rounded_sums=True):
     """Marks a function as a Wavetile kernel (see the module docstring)."""
     if fn is None:
-        return lambda f: Kernel(f, num_warps, num_stages)
-    return Kernel(fn, num_warps, num_stages)
+        return lambda f: Kernel(f, num_warps, num_stages, narrow_rounded_sums)
+    return Kernel(fn, num_warps, num_stages, narrow_rounded_sums)
