@@ -164,7 +164,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{DType::bf16, DType::f4E2M1FN, 33, 96, 32, false, false, true, true},
                       Case{DType::f16, DType::i8, 3, 20000, 0, false, false, false, true},
                       // 32 elements a thread: on NVIDIA the residual's sum stays in f32.
-                      Case{DType::bf16, DType::f8E4M3FN, 3, 12289, 0, true, false, false, true}),
+                      Case{DType::bf16, DType::f8E4M3FN, 3, 12289, 0, true, false, false, true},
+                      Case{DType::bf16, DType::i8, 3, 12288, 128, true, false, false, true}),
     [](const auto &info) {
       const Case &c = info.param;
       return std::string(dsl::dtypeName(c.in)) + "_to_" + dsl::dtypeName(c.out) + "_" + std::to_string(c.m) + "x" +
