@@ -58,14 +58,14 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
     KernelOptions options; // one program per row
     const int64_t bytesPerThread = spec.manyRows ? 64 : 32;
     options.numWarps = rowWarps(block, spec.dtype, spec.warpSize, bytesPerThread);
+    const int64_t threads = int64_t(options.numWarps) * spec.warpSize;
     // Threads hold more of the row where the 512-thread cap binds (N = 16384 in 16 bits).
-    const bool capped = block * (bitWidth(spec.dtype) / 8) > bytesPerThread * options.numWarps * spec.warpSize;
+    const bool capped = block * (bitWidth(spec.dtype) / 8) > bytesPerThread * threads;
     // The fused add quantizing to fp8 or int8 keeps its residual's sum in f32 where a thread
     // holds 32 or more of the row's elements. Narrowed to bf16 pair adds there, on an H100, per
     // token took 2-18% more time (16384 columns) and per group of 128 up to 10% more (4096 rows of
     // 4096), but 0.5-3.5% less per token with 16 elements a thread. MXFP4, which rounds in bf16
     // pairs anyway, was 0-4% faster narrowed.
-    const int64_t threads = int64_t(options.numWarps) * spec.warpSize;
     options.narrowRoundedSums =
         !(spec.withAdd && quant && quant->scheme != QuantScheme::Mx && block / threads >= 32);
     auto k = mb.kernel(spec.name(), options);

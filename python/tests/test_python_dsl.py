@@ -351,15 +351,11 @@ def test_rounded_sums_narrow_unless_the_kernel_says_not(narrow):
     ptx = bytes(wt._wavetile.Jit("sm_90").compile(rounded_sum.module(within_2gib=(True, True, True)))[0]).decode()
     assert ("add.rn.bf16x2" in ptx) == narrow
     # The host computes the same values either way: each sum rounded once to bf16.
-    x = rng().standard_normal(256).astype(np.float32)
-    y = rng().standard_normal(256).astype(np.float32)
-    bits = lambda a: (a.view(np.uint32) >> 16).astype(np.uint16)  # bf16 inputs: f32 with its low half cut
-    xb, yb = bits(x), bits(y)
-    widen = lambda b: (b.astype(np.uint32) << 16).view(np.float32)
+    xb = wt.host.to_bf16(rng().standard_normal(256).astype(np.float32))
+    yb = wt.host.to_bf16(rng().standard_normal(256).astype(np.float32))
     out = np.full(256 + 4, 0xFFFF, np.uint16)
     rounded_sum[(1,)](xb, yb, out)
     # Their sum rounded to f32, then to bf16 (nearest even): rounding twice is rounding once here.
-    want = (widen(xb).astype(np.float64) + widen(yb)).astype(np.float32)
-    want_bits = ((want.view(np.uint32) + 0x7FFF + ((want.view(np.uint32) >> 16) & 1)) >> 16).astype(np.uint16)
-    np.testing.assert_array_equal(out[:256], want_bits)
+    want = (wt.host.from_bf16(xb).astype(np.float64) + wt.host.from_bf16(yb)).astype(np.float32)
+    np.testing.assert_array_equal(out[:256], wt.host.to_bf16(want))
     assert (out[256:] == 0xFFFF).all()
