@@ -25,6 +25,37 @@ func.func @coalesced(%x: !tile.ptr<bf16>, %n: i32) attributes {tile.kernel, tile
 
 // -----
 
+// Loads size the run, not narrower stores: a bf16 row stored as fp8 codes keeps 8 elements a
+// thread (each warp-wide load uses whole sectors; the codes go out 8 bytes a thread). A
+// narrow load under a wider store keeps the load's 16, and where nothing is loaded the
+// narrowest store decides.
+// CHECK-DAG:   #[[HALVES:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [8], threadsPerWarp = [64], warpsPerBlock = [4], order = [0]>
+// CHECK-DAG:   #[[BYTES:[a-z_0-9]+]] = #tile.blocked<sizePerThread = [16], threadsPerWarp = [64], warpsPerBlock = [4], order = [0]>
+// CHECK-LABEL: func.func @loads_size_runs
+// CHECK:         tile.load {{.*}} -> tensor<4096xbf16, #[[HALVES]]>
+// CHECK:         tile.store {{.*}} : tensor<4096xf8E4M3FN, #[[HALVES]]>
+// CHECK:         tile.load {{.*}} -> tensor<8192xi8, #[[BYTES]]>
+// CHECK:         tile.store {{.*}} : tensor<8192xbf16, #[[BYTES]]>
+// CHECK:         tile.store {{.*}} : tensor<16384xi8, #[[BYTES]]>
+func.func @loads_size_runs(%x: !tile.ptr<bf16>, %q: !tile.ptr<f8E4M3FN>, %b: !tile.ptr<i8>)
+    attributes {tile.kernel, tile.num_warps = 4 : i32} {
+  %r = tile.arange 0 to 4096 : tensor<4096xi32>
+  %v = tile.load %x[%r] : !tile.ptr<bf16>[tensor<4096xi32>] -> tensor<4096xbf16>
+  %c = arith.truncf %v : tensor<4096xbf16> to tensor<4096xf8E4M3FN>
+  tile.store %c, %q[%r] : tensor<4096xf8E4M3FN>, !tile.ptr<f8E4M3FN>[tensor<4096xi32>]
+  %r8 = tile.arange 0 to 8192 : tensor<8192xi32>
+  %i = tile.load %b[%r8] : !tile.ptr<i8>[tensor<8192xi32>] -> tensor<8192xi8>
+  %w = arith.sitofp %i : tensor<8192xi8> to tensor<8192xbf16>
+  tile.store %w, %x[%r8] : tensor<8192xbf16>, !tile.ptr<bf16>[tensor<8192xi32>]
+  %r16 = tile.arange 0 to 16384 : tensor<16384xi32>
+  %z = arith.constant 0 : i8
+  %zs = tile.splat %z : i8 -> tensor<16384xi8>
+  tile.store %zs, %b[%r16] : tensor<16384xi8>, !tile.ptr<i8>[tensor<16384xi32>]
+  return
+}
+
+// -----
+
 // A tile too small for a vector per thread: one element each, the block pattern replicated.
 // A 2-D reduction keeps its result in the slice of the input layout. A store of it takes it
 // from there: its offsets are built again in the slice. An elementwise use with a tile of

@@ -19,11 +19,11 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "::mlir::ModuleOp"> {
   let description = [{
     Tiles that have no layout get one. Loads, stores, aranges and splats start from the
     coalesced default for their shape: the last dimension fastest with up to 128 bits per
-    thread (sized by the narrowest element type the kernel moves through memory at that
-    shape). Elementwise ops, loads, scans and dots propagate their operand's layout forward;
-    a reduction yields the slice of its input's layout. Where an operand's layout differs
-    from what its user needs, a `tile.convert_layout` is inserted. Tiles pinned by the
-    author keep their layouts. GPU tiles need power-of-two dimensions.
+    thread (sized by the narrowest element type the kernel loads at that shape, or stores
+    where it loads none). Elementwise ops, loads, scans and dots propagate their operand's
+    layout forward; a reduction yields the slice of its input's layout. Where an operand's
+    layout differs from what its user needs, a `tile.convert_layout` is inserted. Tiles
+    pinned by the author keep their layouts. GPU tiles need power-of-two dimensions.
   }];
   let options = [
     Option<"warpSize", "warp-size", "int64_t", /*default=*/"0",
