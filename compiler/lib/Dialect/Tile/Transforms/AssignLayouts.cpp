@@ -327,12 +327,12 @@ private:
         desire(operand, layout); // broadcasts and elementwise ops keep the layout
   }
 
-  /// Bits of the narrowest element loaded per tile shape, or stored where none is loaded: the
-  /// default layout gives each thread 128 bits of such elements. Loads decide because a run
-  /// of more than 16 loaded bytes a thread makes each warp-wide load use half of every
-  /// sector it touches, while a narrower store is not waited for (16 fp8 codes a thread: the
-  /// quantizing RMSNorm's bf16 row took 32 sectors a request and 3.5% more time over 4096 and
-  /// more rows of 16384 on an H100 than with 8).
+  /// Bits of the narrowest element loaded and stored per tile shape: the default layout gives
+  /// each thread 128 bits of the narrowest loaded, or stored where none is loaded. Loads decide
+  /// because a run of more than 16 loaded bytes a thread makes each warp-wide load use only
+  /// part of every sector it touches, while a narrower store is not waited for (16 fp8 codes a
+  /// thread: the quantizing RMSNorm's bf16 row took 32 sectors a request and 3.5% more time over
+  /// 4096 and more rows of 16384 on an H100 than with 8).
   void collectMemoryWidths() {
     auto note = [&](Type t, bool loaded) {
       if (auto tile = dyn_cast<RankedTensorType>(t)) {
@@ -747,7 +747,7 @@ private:
     if (auto it = shapeLayouts.find(shape); it != shapeLayouts.end())
       return it->second;
     auto it = memoryBits.find(shape);
-    int64_t bits = it == memoryBits.end() ? 32 : it->second.loaded ? it->second.loaded : it->second.stored;
+    int64_t bits = it == memoryBits.end() ? 32 : it->second.run();
     return defaultBlockedLayout(context, shape, 128 / bits, warpSize, numWarps, minBits / bits);
   }
 
@@ -968,6 +968,7 @@ private:
   std::optional<wavetile::atoms::Target> target;
   struct MemoryWidths {
     int64_t loaded = 0, stored = 0; // 0: none
+    int64_t run() const { return loaded ? loaded : stored; } // the element sizing a thread's run
   };
   std::map<SmallVector<int64_t>, MemoryWidths> memoryBits;
   std::map<SmallVector<int64_t>, Attribute> shapeLayouts; // defaults set by chooseRowReduction
