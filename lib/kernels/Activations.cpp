@@ -112,7 +112,7 @@ bool launchGated(OpRuntime &rt, GatedActivationSpec spec, const TensorRef &out, 
   if (input.shape[1] % 2)
     return opError(error, op, "'input' must have an even number of columns (gate, then up), got " +
                                   std::to_string(input.shape[1]));
-  if (!check.shaped("out", out, input.dtype, {input.shape[0], input.shape[1] / 2}))
+  if (!check.shaped("out", out, input.dtype, {input.shape[0], input.shape[1] / 2}) || !check.written("out", out))
     return false;
   int64_t m = input.shape[0], d = input.shape[1] / 2;
   if (m == 0)

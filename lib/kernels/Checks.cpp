@@ -38,6 +38,11 @@ bool ArgumentChecker::addressable(const char *name, const TensorRef &t) const {
                           " elements; library ops take tensors of fewer than 2^31 elements");
   if (!t.data && t.numel() > 0)
     return fail(name, "has no data pointer");
+  // GPUs fault on misaligned loads and stores (and a fault ends the context).
+  const int64_t bytes = std::max(1, bitWidth(t.dtype) / 8);
+  if (reinterpret_cast<uintptr_t>(t.data) % bytes)
+    return fail(name, "starts at an address that is not a multiple of its " + std::to_string(bytes) +
+                          "-byte elements");
   return true;
 }
 
@@ -101,6 +106,26 @@ bool ArgumentChecker::flag(const char *name, int value) const {
   if (value == 0 || value == 1)
     return true;
   return fail(name, "must be 0 or 1, got " + std::to_string(value));
+}
+
+bool ArgumentChecker::written(const char *name, const TensorRef &t) const {
+  if (t.readOnly)
+    return fail(name, "is read-only; the op writes it");
+  // Dimensions by stride: each must step past all the smaller strides reach, or two elements
+  // share an address and the threads writing them race.
+  std::vector<std::pair<int64_t, int64_t>> steps; // stride, size
+  for (size_t d = 0; d < t.shape.size(); ++d)
+    if (t.shape[d] > 1)
+      steps.emplace_back(t.strides[d], t.shape[d]);
+  std::sort(steps.begin(), steps.end());
+  int64_t reach = 0;
+  for (auto [stride, size] : steps) {
+    if (stride <= reach)
+      return fail(name, "has elements that share memory (shape " + shapeText(t.shape) + ", strides " +
+                            shapeText(t.strides) + "); an output needs each element at its own address");
+    reach += (size - 1) * stride;
+  }
+  return true;
 }
 
 bool wavetile::ops::within2GiB(const std::vector<const TensorRef *> &tensors) {

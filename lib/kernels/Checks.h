@@ -45,6 +45,8 @@ public:
   bool vector(const char *name, const TensorRef &t, DType dtype, int64_t n) const;
   /// 0 or 1.
   bool flag(const char *name, int value) const;
+  /// An output, after its shape check: writable, each element at its own address.
+  bool written(const char *name, const TensorRef &t) const;
 
 private:
   bool fail(const char *name, const std::string &problem) const;

@@ -534,7 +534,8 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
   if (out.dtype != DType::bf16 && out.dtype != DType::f16 && out.dtype != DType::f32)
     return opError(error, op, std::string("'out' has dtype ") + dsl::dtypeName(out.dtype) +
                                   "; expected bf16, f16 or f32");
-  if (!check.shaped("out", out, out.dtype, {m, n}) || (bias && !check.vector("bias", *bias, out.dtype, n)))
+  if (!check.shaped("out", out, out.dtype, {m, n}) || !check.written("out", out) ||
+      (bias && !check.vector("bias", *bias, out.dtype, n)))
     return false;
   spec.output = out.dtype;
   spec.n = n;

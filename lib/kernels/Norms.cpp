@@ -328,10 +328,12 @@ bool launchNorm(OpRuntime &rt, NormSpec spec, const TensorRef &out, const Tensor
 bool checkNorm(const ArgumentChecker &check, const TensorRef &out, const TensorRef &input,
                const TensorRef *residualIn, const TensorRef *residualOut, const TensorRef &weight,
                const TensorRef *bias, bool quantized = false) {
-  if (!check.rows("input", input, kNormDTypes) || (!quantized && !check.sameAs("out", out, input)))
+  if (!check.rows("input", input, kNormDTypes) ||
+      (!quantized && (!check.sameAs("out", out, input) || !check.written("out", out))))
     return false;
-  if (residualIn && (!check.sameAs("residual_in", *residualIn, input) ||
-                     !check.sameAs("residual_out", *residualOut, input)))
+  if (residualIn &&
+      (!check.sameAs("residual_in", *residualIn, input) || !check.sameAs("residual_out", *residualOut, input) ||
+       !check.written("residual_out", *residualOut)))
     return false;
   return check.vector("weight", weight, input.dtype, input.shape[1]) &&
          (!bias || check.vector("bias", *bias, input.dtype, input.shape[1]));

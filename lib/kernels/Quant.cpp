@@ -370,7 +370,7 @@ bool wavetile::ops::dequant(OpRuntime &rt, const TensorRef &out, const TensorRef
                             std::string *error) {
   const std::string op = "dequant";
   ArgumentChecker check(op, error);
-  if (!check.rows("out", out, kNormDTypes))
+  if (!check.rows("out", out, kNormDTypes) || !check.written("out", out))
     return false;
   const int64_t m = out.shape[0], n = out.shape[1];
   DequantSpec spec{{QuantScheme::PerToken, input.dtype}, out.dtype, n};

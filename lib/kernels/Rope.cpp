@@ -235,10 +235,12 @@ bool launchRope(OpRuntime &rt, const std::string &op, const RopeCall &call, cons
                 std::string *error) {
   ArgumentChecker check(op, error);
   const TensorRef &x = call.x;
-  if (!check.strided("input", x, kNormDTypes, 4) || !check.sameAs("out", call.outX, x))
+  if (!check.strided("input", x, kNormDTypes, 4) || !check.sameAs("out", call.outX, x) ||
+      !check.written("out", call.outX))
     return false;
   if (call.y) {
-    if (!check.strided("input_y", *call.y, {x.dtype}, 4) || !check.sameAs("out_y", *call.outY, *call.y))
+    if (!check.strided("input_y", *call.y, {x.dtype}, 4) || !check.sameAs("out_y", *call.outY, *call.y) ||
+        !check.written("out_y", *call.outY))
       return false;
     if (call.y->shape[0] != x.shape[0] || call.y->shape[1] != x.shape[1] || call.y->shape[3] != x.shape[3])
       return opError(error, op, "'input_y' must have the sequence, batch and head sizes of 'input'");

@@ -406,14 +406,15 @@ bool wavetile::ops::checkQuantOutputs(const ArgumentChecker &check, const std::s
       return opError(error, op, "MXFP4 quantizes groups of 32, got group_size " + std::to_string(quant.group));
     if (n % 2)
       return opError(error, op, "MXFP4 packs pairs of elements; the hidden size " + std::to_string(n) + " is odd");
-    if (!check.shaped("out", out, DType::f4E2M1FN, {m, n / 2}))
+    if (!check.shaped("out", out, DType::f4E2M1FN, {m, n / 2}) || !check.written("out", out))
       return false;
     int64_t groups = (n + 31) / 32;
     if (!quant.shuffleScales)
-      return check.shaped("scales", scales, DType::f8E8M0FNU, {m, groups});
+      return check.shaped("scales", scales, DType::f8E8M0FNU, {m, groups}) && check.written("scales", scales);
     return check.shaped("scales", scales, DType::f8E8M0FNU, {shuffledScaleRows(m), shuffledScaleColumns(groups)}) &&
            (scales.strides[0] == scales.shape[1] ||
-            opError(error, op, "shuffled 'scales' must be contiguous"));
+            opError(error, op, "shuffled 'scales' must be contiguous")) &&
+           check.written("scales", scales);
   }
   if (quant.shuffleScales)
     return opError(error, op, "shuffled scales are MXFP4's (an f4E2M1FN 'out' with group_size 32)");
@@ -421,7 +422,7 @@ bool wavetile::ops::checkQuantOutputs(const ArgumentChecker &check, const std::s
     return opError(error, op, std::string("'out' has dtype ") + dsl::dtypeName(out.dtype) +
                                   "; expected f8E4M3FN, f8E4M3FNUZ or i8");
   quant.out = out.dtype;
-  if (!check.shaped("out", out, out.dtype, input.shape))
+  if (!check.shaped("out", out, out.dtype, input.shape) || !check.written("out", out))
     return false;
   switch (quant.scheme) {
   case QuantScheme::PerGroup:
@@ -430,15 +431,18 @@ bool wavetile::ops::checkQuantOutputs(const ArgumentChecker &check, const std::s
     if (n % quant.group)
       return opError(error, op, "the hidden size " + std::to_string(n) + " is not a multiple of group_size " +
                                     std::to_string(quant.group));
-    return check.shaped("scales", scales, DType::f32, {m, n / quant.group});
+    return check.shaped("scales", scales, DType::f32, {m, n / quant.group}) && check.written("scales", scales);
   case QuantScheme::PerToken: {
     TensorRef flat = scales;
-    if (flat.rank() == 2 && flat.shape[1] == 1)
-      flat = {scales.data, scales.dtype, {scales.shape[0]}, {scales.strides[0]}};
-    return check.vector("scales", flat, DType::f32, m);
+    if (flat.rank() == 2 && flat.shape[1] == 1) {
+      flat.shape = {scales.shape[0]};
+      flat.strides = {scales.strides[0]};
+    }
+    return check.vector("scales", flat, DType::f32, m) && check.written("scales", flat);
   }
-  default:
-    return check.vector("scale", scales, DType::f32, 1);
+  default: // a static scale is read, a dynamic one written
+    return check.vector("scale", scales, DType::f32, 1) &&
+           (quant.scheme == QuantScheme::StaticPerTensor || check.written("scale", scales));
   }
 }
 

@@ -2,8 +2,8 @@
 //
 // Tensors arrive from Python as torch tensors or numpy arrays, read here in place (a Python
 // conversion per tensor cost more than the rest of a call), or as (address, dtype, shape,
-// strides in elements) for byte tensors read as another dtype; wavetile/ops.py picks the
-// device and stream.
+// strides in elements[, read-only]) for byte tensors read as another dtype; wavetile/ops.py
+// picks the device and stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,9 +107,12 @@ std::optional<dsl::DType> numpyDType(std::string_view format, Py_ssize_t itemSiz
 /// A torch tensor or numpy array as the op sees it, or the tuple form.
 TensorRef readTensor(const py::handle &h) {
   if (PyTuple_Check(h.ptr())) {
+    const bool flagged = PyTuple_GET_SIZE(h.ptr()) == 5;
+    py::tuple fields = py::reinterpret_borrow<py::tuple>(h);
     auto [address, dtype, shape, strides] =
-        h.cast<std::tuple<uintptr_t, dsl::DType, std::vector<int64_t>, std::vector<int64_t>>>();
-    return {reinterpret_cast<void *>(address), dtype, shape, strides};
+        (flagged ? py::tuple(fields[py::slice(0, 4, 1)]) : fields)
+            .cast<std::tuple<uintptr_t, dsl::DType, std::vector<int64_t>, std::vector<int64_t>>>();
+    return {reinterpret_cast<void *>(address), dtype, shape, strides, flagged && fields[4].cast<bool>()};
   }
   static PyObject *dataPtr = PyUnicode_InternFromString("data_ptr"), *dtypeName = PyUnicode_InternFromString("dtype"),
                   *shapeName = PyUnicode_InternFromString("shape"), *strideName = PyUnicode_InternFromString("stride"),
@@ -146,7 +149,8 @@ TensorRef readTensor(const py::handle &h) {
       throw py::error_already_set();
     const std::string format = view.format ? view.format : "B";
     std::optional<dsl::DType> dtype = numpyDType(format, view.itemsize);
-    TensorRef t{view.buf, dtype.value_or(dsl::DType::i8), std::vector<int64_t>(view.shape, view.shape + view.ndim), {}};
+    TensorRef t{view.buf, dtype.value_or(dsl::DType::i8), std::vector<int64_t>(view.shape, view.shape + view.ndim), {},
+                view.readonly != 0};
     for (int d = 0; d < view.ndim; ++d)
       t.strides.push_back(view.strides[d] / view.itemsize);
     const bool aligned = std::all_of(view.strides, view.strides + view.ndim,

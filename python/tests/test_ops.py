@@ -127,6 +127,40 @@ def test_errors_name_the_op_and_argument():
         ops.rmsnorm2d_fwd_with_add(x.copy(), x, x, np.zeros((4, 7), np.float32), np.ones(8, np.float32), 1e-5)
 
 
+def test_outputs_are_writable_and_unshared():
+    """Read-only arrays and outputs whose elements share memory are refused (a GPU would race
+    on the shared ones); a broadcast input is read as it is, into a row-major output."""
+    rng = _rng(11)
+    x, w = rng.standard_normal((4, 8)).astype(np.float32), np.ones(8, np.float32)
+    frozen = np.zeros((4, 8), np.float32)
+    frozen.setflags(write=False)
+    with pytest.raises(ops.OpError, match="rmsnorm2d_fwd_with_add: 'out' is read-only"):
+        ops.rmsnorm2d_fwd_with_add(frozen, x, x.copy(), np.zeros((4, 8), np.float32), w, 1e-5)
+    assert not frozen.any()
+    codes = np.zeros((4, 16), np.uint8)
+    codes.setflags(write=False)  # a byte output travels as (address, dtype, ...): its flag too
+    with pytest.raises(ops.OpError, match="'out' is read-only"):
+        ops.dynamic_per_group_scaled_quant(codes, np.zeros((4, 32), np.float32), np.zeros((4, 1), np.uint8), 32)
+    shared = np.lib.stride_tricks.as_strided(np.zeros(8, np.float32), (4, 8), (0, 4), writeable=True)
+    with pytest.raises(ops.OpError, match=r"silu_and_mul: 'out' has elements that share memory \(shape \[4, 8\], "
+                                          r"strides \[0, 1\]\)"):
+        ops.silu_and_mul(shared, np.zeros((4, 16), np.float32))
+    one_scale = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), (4, 1), (0, 4), writeable=True)
+    with pytest.raises(ops.OpError, match="dynamic_per_group_scaled_quant: 'scales' has elements that share memory"):
+        ops.dynamic_per_group_scaled_quant(np.zeros((4, 32), np.int8), np.zeros((4, 32), np.float32), one_scale, 32)
+    overlapping = np.lib.stride_tricks.as_strided(np.zeros(16, np.float32), (4, 8), (8, 4), writeable=True)
+    with pytest.raises(ops.OpError, match="'out' has elements that share memory"):
+        ops.rmsnorm2d_fwd_with_add(overlapping, x, x.copy(), np.zeros((4, 8), np.float32), w, 1e-5)
+    misaligned = np.frombuffer(bytearray(4 * 32 + 1), np.float32, 32, 1).reshape(4, 8)
+    with pytest.raises(ops.OpError, match="'input' starts at an address that is not a multiple of its 4-byte elements"):
+        ops.rmsnorm2d_fwd(misaligned, w, 1e-5)
+    row = rng.standard_normal(8).astype(np.float32)
+    broadcast = np.broadcast_to(row, (4, 8))
+    out = ops.rmsnorm2d_fwd(broadcast, w, 1e-5)
+    assert out.flags.c_contiguous
+    _check(out, _reference(np.tile(row, (4, 1)), w, 1e-5, "float32"), "float32")
+
+
 def test_arguments_read_in_place():
     """The extension reads each tensor itself: numpy arrays through the buffer protocol (strided
     views, bf16 as uint16) and torch tensors through dtype, data_ptr, shape and stride(). Torch

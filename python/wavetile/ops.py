@@ -18,13 +18,14 @@ _RUNTIMES = {}
 
 
 def _bytes_as(t, dtype):
-    """A byte tensor (uint8) as (address, `dtype`, shape, strides in elements), which the
-    library reads as `dtype` (packed fp4, e8m0 scales); other tensors as they are."""
+    """A byte tensor (uint8) as (address, `dtype`, shape, strides in elements, read-only),
+    which the library reads as `dtype` (packed fp4, e8m0 scales); other tensors as they are."""
     if str(t.dtype) not in ("uint8", "torch.uint8"):
         return t
     if hasattr(t, "data_ptr"):
-        return (t.data_ptr(), dtype, list(t.shape), list(t.stride()))
-    return (t.__array_interface__["data"][0], dtype, list(t.shape), list(t.strides))
+        return (t.data_ptr(), dtype, list(t.shape), list(t.stride()), False)
+    address, read_only = t.__array_interface__["data"]
+    return (address, dtype, list(t.shape), list(t.strides), read_only)
 
 
 def _runtime(*tensors):
@@ -41,10 +42,13 @@ def _runtime(*tensors):
 
 
 def _empty_like(t):
+    """A row-major tensor of `t`'s shape and dtype (whatever `t`'s strides: a broadcast input
+    must not give its output shared elements)."""
     if hasattr(t, "data_ptr"):
-        return sys.modules["torch"].empty_like(t)
+        torch = sys.modules["torch"]
+        return torch.empty_like(t, memory_format=torch.contiguous_format)
     import numpy
-    return numpy.empty_like(t)
+    return numpy.empty(t.shape, t.dtype)
 
 
 def _empty(like, shape, dtype, zeroed=False):

@@ -182,7 +182,17 @@ TEST_F(RmsNormOp, RefusesBadArguments) {
   refuses(out, TensorRef{a.data(), DType::bf16, {8, 8}, {1, 8}}, weight, 0, "unit stride");
   refuses(out, x, weight, 2, "use_model_sensitive_rmsnorm");
   refuses(out, TensorRef{a.data(), DType::bf16, {70000, 70000}, {70000, 1}}, weight, 0, "fewer than 2^31 elements");
+  // Outputs: every element at its own address, writable; any tensor aligned to its elements.
+  refuses(TensorRef{b.data(), DType::bf16, {8, 8}, {0, 1}}, x, weight, 0,
+          "'out' has elements that share memory (shape [8, 8], strides [0, 1])");
+  refuses(TensorRef{b.data(), DType::bf16, {8, 8}, {7, 1}}, x, weight, 0, "'out' has elements that share memory");
+  refuses(TensorRef{b.data(), DType::bf16, {8, 8}, {8, 1}, /*readOnly=*/true}, x, weight, 0, "'out' is read-only");
+  refuses(out, TensorRef{reinterpret_cast<char *>(a.data()) + 1, DType::bf16, {8, 7}, {8, 1}}, weight, 0,
+          "'input' starts at an address that is not a multiple of its 2-byte elements");
   EXPECT_EQ(runtime->loadedModules(), 0u); // nothing compiled for refused calls
+  // A broadcast input (rows of stride 0) is read, not written: allowed.
+  EXPECT_TRUE(rmsnorm2d_fwd(*runtime, out, TensorRef{a.data(), DType::bf16, {8, 8}, {0, 1}}, weight, 1e-5f, 0, &error))
+      << error;
   // No rows: nothing to do, nothing compiled.
   EXPECT_TRUE(rmsnorm2d_fwd(*runtime, TensorRef::contiguous(b.data(), DType::bf16, {0, 8}),
                             TensorRef::contiguous(a.data(), DType::bf16, {0, 8}), weight, 1e-5f, 0, &error))

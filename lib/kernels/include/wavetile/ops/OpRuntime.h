@@ -38,6 +38,9 @@ struct TensorRef {
   void *data = nullptr;
   DType dtype = DType::f32;
   std::vector<int64_t> shape, strides;
+  /// The memory must not be written (the Python binding marks read-only numpy arrays so);
+  /// ops refuse such a tensor as an output.
+  bool readOnly = false;
 
   /// A row-major tensor.
   static TensorRef contiguous(void *data, DType dtype, std::vector<int64_t> shape);
