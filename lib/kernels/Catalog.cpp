@@ -42,16 +42,46 @@ const char *wavetile::ops::opCatalogHelp() {
 
 namespace {
 
+/// The integer `text` spells, if it is one in [0, 2^31) and nothing else.
+std::optional<int64_t> parseCount(std::string_view text) {
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0 || value > INT32_MAX)
+    return std::nullopt;
+  return value;
+}
+
+/// Takes the flags PREFIX=VALUE whose prefix `counts` names from `flags`, their values into
+/// the integers named; false (with `error`) for a value that is not an integer in [0, 2^31).
+bool takeCounts(std::vector<std::string_view> &flags, const std::map<std::string_view, int64_t *> &counts,
+                std::string *error) {
+  for (auto it = flags.begin(); it != flags.end();) {
+    auto named = std::find_if(counts.begin(), counts.end(), [&](const auto &c) { return it->starts_with(c.first); });
+    if (named == counts.end()) {
+      ++it;
+      continue;
+    }
+    std::optional<int64_t> value = parseCount(it->substr(named->first.size()));
+    if (!value) {
+      *error = "'" + std::string(*it) + "' is not an integer in [0, 2^31)";
+      return false;
+    }
+    *named->second = *value;
+    it = flags.erase(it);
+  }
+  return true;
+}
+
 /// Takes the quantization flags out=DTYPE, group=G, round=R and shuffle from `flags` into
 /// `quant`: group=G makes per-token quantization per group, out=f4E2M1FN makes it MXFP4.
 bool parseQuantFlags(std::vector<std::string_view> &flags, RowQuant &quant, int64_t hidden, std::string *error) {
+  if (!takeCounts(flags, {{"group=", &quant.group}}, error))
+    return false;
   for (auto it = flags.begin(); it != flags.end();) {
     std::string_view flag = *it;
     std::optional<DType> out = flag.starts_with("out=") ? dsl::parseDType(flag.substr(4)) : std::nullopt;
     if (out && quantMax(*out))
       quant.out = *out;
-    else if (flag.starts_with("group="))
-      quant.group = std::atoi(std::string(flag.substr(6)).c_str());
     else if (flag.starts_with("round=") && flag.size() == 7 && flag[6] >= '0' && flag[6] <= '3')
       quant.round = MxScaleRound(flag[6] - '0');
     else if (flag == "shuffle")
@@ -103,9 +133,8 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
   std::optional<DType> dtype = dsl::parseDType(parts[1]);
   if (!dtype || (*dtype != DType::f32 && *dtype != DType::f16 && *dtype != DType::bf16))
     return fail("dtype '" + std::string(parts[1]) + "' is not f32, f16 or bf16");
-  int64_t hidden = 0;
-  auto [end, ec] = std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), hidden);
-  if (ec != std::errc() || end != parts[2].data() + parts[2].size() || hidden < 1 || hidden > INT32_MAX)
+  const int64_t hidden = parseCount(parts[2]).value_or(0);
+  if (hidden < 1)
     return fail("hidden size '" + std::string(parts[2]) + "' is not an integer in [1, 2^31)");
   std::vector<std::string_view> flags(parts.begin() + 3, parts.end());
   auto takeFlag = [&](std::string_view flag) {
@@ -176,21 +205,19 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
         if (takeFlag(in))
           gemm.input = *dsl::parseDType(in.substr(3));
     }
-    std::map<std::string, int64_t *> numbers = {{"n=", &gemm.n},
-                                               {"bm=", &gemm.config.blockM},
-                                               {"bn=", &gemm.config.blockN},
-                                               {"bk=", &gemm.config.blockK},
-                                               {"stages=", &gemm.config.stages},
-                                               {"warps=", &gemm.config.warps},
-                                               {"splitk=", &gemm.config.splitK}};
+    if (!takeCounts(flags,
+                    {{"n=", &gemm.n},
+                     {"bm=", &gemm.config.blockM},
+                     {"bn=", &gemm.config.blockN},
+                     {"bk=", &gemm.config.blockK},
+                     {"stages=", &gemm.config.stages},
+                     {"warps=", &gemm.config.warps},
+                     {"splitk=", &gemm.config.splitK}},
+                    error))
+      return fail(*error);
     for (auto it = flags.begin(); it != flags.end();) {
       std::string_view flag = *it;
       bool taken = false;
-      for (auto &[prefix, target] : numbers)
-        if (flag.starts_with(prefix)) {
-          *target = std::atoll(std::string(flag.substr(prefix.size())).c_str());
-          taken = true;
-        }
       if (flag.starts_with("out=") && dsl::parseDType(flag.substr(4))) {
         gemm.output = *dsl::parseDType(flag.substr(4));
         taken = true;
@@ -253,16 +280,11 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     rope.positions = parts[0].find("_positions") != std::string_view::npos ? std::optional(DType::i64) : std::nullopt;
     rope.offsets = parts[0].find("_offsets") != std::string_view::npos;
     bool twoTensors = parts[0].find("_2c") != std::string_view::npos;
+    if (!takeCounts(flags, {{"heads=", &rope.heads}, {"heads_y=", &rope.secondHeads}, {"f=", &rope.tableDim}}, error))
+      return fail(*error);
     for (auto it = flags.begin(); it != flags.end();) {
       std::string_view flag = *it;
-      auto number = [&](size_t prefix) { return std::atoll(std::string(flag.substr(prefix)).c_str()); };
-      if (flag.starts_with("heads="))
-        rope.heads = number(6);
-      else if (flag.starts_with("heads_y="))
-        rope.secondHeads = number(8);
-      else if (flag.starts_with("f="))
-        rope.tableDim = number(2);
-      else if (flag.starts_with("cos=") && dsl::parseDType(flag.substr(4)))
+      if (flag.starts_with("cos=") && dsl::parseDType(flag.substr(4)))
         rope.tableDType = *dsl::parseDType(flag.substr(4));
       else if (flag == "gptj")
         rope.options.style = RotateStyle::GptJ;
