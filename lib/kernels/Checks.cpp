@@ -111,6 +111,8 @@ bool ArgumentChecker::flag(const char *name, int value) const {
 bool ArgumentChecker::written(const char *name, const TensorRef &t) const {
   if (t.readOnly)
     return fail(name, "is read-only; the op writes it");
+  if (t.numel() == 0)
+    return true;
   // Dimensions by stride: each must step past all the smaller strides reach, or two elements
   // share an address and the threads writing them race.
   std::vector<std::pair<int64_t, int64_t>> steps; // stride, size
