@@ -29,6 +29,7 @@ import triton.language as tl  # noqa: E402
 
 import wavetile  # noqa: E402
 from plot_ops import plot  # noqa: E402  (bench/h200, the script's own folder)
+from summarize_ops import summary_lines  # noqa: E402
 
 ops = wavetile.ops
 OUT = os.environ.get("OUT", ".")
@@ -1123,6 +1124,10 @@ def main():
                "rope_gptj": lambda: bench_rope(gptj=True)}
     for name in os.environ.get("OPS", ",".join(benches)).split(","):
         benches[name]()
+    report("## Issue 5's targets, op by op")
+    report("")
+    for line in summary_lines(results):
+        report(line)
     report(f"numerics: {len([r for r in results if 'ok' in r]) - failures} passed, {failures} failed")
     with open(os.path.join(OUT, "ops_bench.json"), "w") as f:
         json.dump(results, f, indent=1)

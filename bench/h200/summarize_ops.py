@@ -4,6 +4,8 @@ bandwidth at large M·N (target ≥ 90%) and the ratio to each peer (target ≥ 
 kernel at every shape), with the shapes that miss them:
 
     python3 bench/h200/summarize_ops.py RESULTS.json [RESULTS.json ...] [--large-m 4096]
+
+ops_bench.py ends its report with the same summary of its own run.
 """
 import argparse
 import json
@@ -27,26 +29,33 @@ def summarize(rows, large_m):
     return peers, cells
 
 
+def summary_lines(results, large_m=4096):
+    """The summary of ops_bench results (its JSON's entries) as markdown lines."""
+    rows = [r for r in results if "M" in r and "wavetile_us" in r]
+    yield (f"Per op: shapes; share of copy bandwidth at M >= {large_m}; Wavetile against each peer as "
+           "min / median / max of peer time / Wavetile time (> 1: Wavetile faster); shapes below 1.0x Triton.")
+    yield ""
+    for op in dict.fromkeys(r["op"] for r in rows):
+        peers, cells = summarize([r for r in rows if r["op"] == op], large_m)
+        yield f"### {op}"
+        yield ""
+        yield "| shapes | % copy (large) | " + " | ".join(f"vs {p}" for p in peers) + " | below 1.0x Triton |"
+        yield "|" + "---|" * (len(peers) + 3)
+        yield "| " + " | ".join(cells) + " |"
+        yield ""
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", nargs="+")
     parser.add_argument("--large-m", type=int, default=4096, help="rows from which M·N counts as large")
     args = parser.parse_args()
-    rows = []
+    results = []
     for path in args.results:
         with open(path) as f:
-            rows += [r for r in json.load(f) if "M" in r and "wavetile_us" in r]
-    print(f"Per op: shapes; share of copy bandwidth at M >= {args.large_m}; Wavetile against each peer as "
-          "min / median / max of peer time / Wavetile time (> 1: Wavetile faster); shapes below 1.0x Triton.")
-    print()
-    for op in dict.fromkeys(r["op"] for r in rows):
-        peers, cells = summarize([r for r in rows if r["op"] == op], args.large_m)
-        print(f"### {op}")
-        print()
-        print("| shapes | % copy (large) | " + " | ".join(f"vs {p}" for p in peers) + " | below 1.0x Triton |")
-        print("|" + "---|" * (len(peers) + 3))
-        print("| " + " | ".join(cells) + " |")
-        print()
+            results += json.load(f)
+    for line in summary_lines(results, args.large_m):
+        print(line)
 
 
 if __name__ == "__main__":
