@@ -107,12 +107,13 @@ std::optional<dsl::DType> numpyDType(std::string_view format, Py_ssize_t itemSiz
 /// A torch tensor or numpy array as the op sees it, or the tuple form.
 TensorRef readTensor(const py::handle &h) {
   if (PyTuple_Check(h.ptr())) {
-    const bool flagged = PyTuple_GET_SIZE(h.ptr()) == 5;
-    py::tuple fields = py::reinterpret_borrow<py::tuple>(h);
-    auto [address, dtype, shape, strides] =
-        (flagged ? py::tuple(fields[py::slice(0, 4, 1)]) : fields)
-            .cast<std::tuple<uintptr_t, dsl::DType, std::vector<int64_t>, std::vector<int64_t>>>();
-    return {reinterpret_cast<void *>(address), dtype, shape, strides, flagged && fields[4].cast<bool>()};
+    auto fields = py::reinterpret_borrow<py::tuple>(h);
+    if (fields.size() != 4 && fields.size() != 5)
+      throw OpError("a tensor tuple is (address, dtype, shape, strides[, read_only]), got " +
+                    std::to_string(fields.size()) + " elements");
+    return {reinterpret_cast<void *>(fields[0].cast<uintptr_t>()), fields[1].cast<dsl::DType>(),
+            fields[2].cast<std::vector<int64_t>>(), fields[3].cast<std::vector<int64_t>>(),
+            fields.size() == 5 && fields[4].cast<bool>()};
   }
   static PyObject *dataPtr = PyUnicode_InternFromString("data_ptr"), *dtypeName = PyUnicode_InternFromString("dtype"),
                   *shapeName = PyUnicode_InternFromString("shape"), *strideName = PyUnicode_InternFromString("stride"),
