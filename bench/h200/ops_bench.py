@@ -1122,15 +1122,16 @@ def main():
                "swiglu": lambda: bench_gated("swiglu"), "rmsnorm_add_quant": bench_rmsnorm_add_quant,
                "group_quant": bench_group_quant, "static_quant": bench_static_quant,
                "rope_gptj": lambda: bench_rope(gptj=True)}
+    json_path = os.path.join(OUT, "ops_bench.json")
     for name in os.environ.get("OPS", ",".join(benches)).split(","):
         benches[name]()
+        with open(json_path, "w") as f:  # after each bench, so a run cut short keeps its results
+            json.dump(results, f, indent=1)
     report("## Issue 5's targets, op by op")
     report("")
     for line in summary_lines(results):
         report(line)
     report(f"numerics: {len([r for r in results if 'ok' in r]) - failures} passed, {failures} failed")
-    with open(os.path.join(OUT, "ops_bench.json"), "w") as f:
-        json.dump(results, f, indent=1)
     try:
         plot(results, OUT)
     except ImportError as e:
