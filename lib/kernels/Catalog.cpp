@@ -9,35 +9,77 @@
 #include "wavetile/ops/Rope.h"
 
 #include <algorithm>
-#include <map>
-
 #include <charconv>
+#include <map>
+#include <vector>
 
 using namespace wavetile;
 using namespace wavetile::ops;
 
-const char *wavetile::ops::opCatalogHelp() {
-  return "rmsnorm2d_fwd:DTYPE:N[:gemma][:t5][:a16], rmsnorm2d_fwd_with_add:DTYPE:N[:gemma][:t5][:a16], "
-         "layernorm2d_fwd[_with_add]:DTYPE:N[:a16], "
-         "rmsnorm2d_fwd_with[_add]_dynamicquant:DTYPE:N[:t5][:QUANT][:a16] (norms: [:rows=many], the kernel for "
-         "launches over many rows; [:packed], every tensor row-major and one program per row), "
-         "dynamic_per_token_scaled_quant|static_per_tensor_quant|dynamic_per_tensor_quant:DTYPE:N[:out=...][:a16], "
-         "dynamic_per_group_scaled_quant:DTYPE:N:group=32|64|128[:QUANT][:a16] (QUANT: out=f8E4M3FN|f8E4M3FNUZ|i8 "
-         "(default f8E4M3FN) or out=f4E2M1FN:group=32[:round=0-3][:shuffle] for MXFP4, group=G per group; "
-         "per group and static per tensor: [:rows=few], the kernel for launches under 512 rows), "
-         "silu_and_mul|gelu_and_mul|gelu_tanh_and_mul|swiglu:DTYPE:D[:a16] (D the output width), "
-         "dequant:DTYPE:N:in=f8E4M3FN|f8E4M3FNUZ|i8|f4E2M1FN[:token|:tensor|:group=G][:chunks][:a16] (DTYPE the "
-         "output; chunks: 1024-column programs, what fp8/int8 and MXFP4 under 512 rows launch), "
-         "gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..]"
-         "[:skinny][:a16], "
-         "gemm_a8w8[_bpreshuffle]:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ|i8[:token][:channel][:bias][:bm=..]...[:a16], "
-         "gemm_a8w8_blockscale:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ[:xs=kmajor][:bm=..]...[:a16], "
-         "gemm_a4w4:OUT:K:n=N[:bias]..., "
-         "rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]"
-         "[:nope_first][:pos=i32|i64][:wide][:batch_x][:packed][:a16] (D the head size, F the tables' width; "
-         "wide: 64 bytes per thread; batch_x: the grid's x axis over the batch; packed: every tensor row-major, "
-         "strides fixed) (DTYPE f32, f16 or bf16; a16: "
-         "16-byte aligned pointers and rows)";
+namespace {
+
+constexpr const char *kQuantFlags =
+    "QUANT: out=f8E4M3FN|f8E4M3FNUZ|i8 (default f8E4M3FN) or out=f4E2M1FN:group=32[:round=0-3][:shuffle] for "
+    "MXFP4, group=G per group";
+constexpr const char *kCommonFlags = "DTYPE f32, f16 or bf16; a16: 16-byte aligned pointers and rows";
+
+/// The op families of the catalogue: the names each starts with and their syntax.
+struct OpFamily {
+  std::vector<std::string_view> prefixes;
+  std::string syntax;
+};
+
+const std::vector<OpFamily> &opFamilies() {
+  static const std::vector<OpFamily> families = {
+      {{"rmsnorm2d_fwd", "layernorm2d_fwd"},
+       std::string("rmsnorm2d_fwd:DTYPE:N[:gemma][:t5][:a16], rmsnorm2d_fwd_with_add:DTYPE:N[:gemma][:t5][:a16], "
+                   "layernorm2d_fwd[_with_add]:DTYPE:N[:a16], "
+                   "rmsnorm2d_fwd_with[_add]_dynamicquant:DTYPE:N[:t5][:QUANT][:a16] (norms: [:rows=many], the "
+                   "kernel for launches over many rows; [:packed], every tensor row-major and one program per row; ") +
+           kQuantFlags + ")"},
+      {{"dynamic_per_token_scaled_quant", "static_per_tensor_quant", "dynamic_per_tensor_quant",
+        "dynamic_per_group_scaled_quant"},
+       std::string("dynamic_per_token_scaled_quant|static_per_tensor_quant|dynamic_per_tensor_quant:DTYPE:N"
+                   "[:out=...][:a16], dynamic_per_group_scaled_quant:DTYPE:N:group=32|64|128[:QUANT][:a16] (") +
+           kQuantFlags + "; per group and static per tensor: [:rows=few], the kernel for launches under 512 rows)"},
+      {{"silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul", "swiglu"},
+       "silu_and_mul|gelu_and_mul|gelu_tanh_and_mul|swiglu:DTYPE:D[:a16] (D the output width)"},
+      {{"dequant"},
+       "dequant:DTYPE:N:in=f8E4M3FN|f8E4M3FNUZ|i8|f4E2M1FN[:token|:tensor|:group=G][:chunks][:a16] (DTYPE the "
+       "output; chunks: 1024-column programs, what fp8/int8 and MXFP4 under 512 rows launch)"},
+      {{"gemm_"},
+       "gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..]"
+       "[:skinny][:a16], "
+       "gemm_a8w8[_bpreshuffle]:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ|i8[:token][:channel][:bias][:bm=..]...[:a16], "
+       "gemm_a8w8_blockscale:OUT:K:n=N:in=f8E4M3FN|f8E4M3FNUZ[:xs=kmajor][:bm=..]...[:a16], "
+       "gemm_a4w4:OUT:K:n=N[:bias]..."},
+      {{"rope_cached"},
+       "rope_cached[_positions[_offsets]][_2c]_fwd:DTYPE:D:heads=H[:heads_y=H][:f=F][:cos=DTYPE][:gptj][:reuse]"
+       "[:nope_first][:pos=i32|i64][:wide][:batch_x][:packed][:a16] (D the head size, F the tables' width; "
+       "wide: 64 bytes per thread; batch_x: the grid's x axis over the batch; packed: every tensor row-major, "
+       "strides fixed)"},
+  };
+  return families;
+}
+
+/// The family whose names `op` starts with, if any.
+const OpFamily *familyOf(std::string_view op) {
+  for (const OpFamily &family : opFamilies())
+    for (std::string_view prefix : family.prefixes)
+      if (op.starts_with(prefix))
+        return &family;
+  return nullptr;
+}
+
+} // namespace
+
+std::string wavetile::ops::opCatalogHelp(std::string_view op) {
+  if (const OpFamily *family = familyOf(op))
+    return family->syntax + " (" + kCommonFlags + ")";
+  std::string help;
+  for (const OpFamily &family : opFamilies())
+    help += (help.empty() ? "" : ", ") + family.syntax;
+  return help + " (" + kCommonFlags + ")";
 }
 
 namespace {
@@ -125,7 +167,9 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     start = colon + 1;
   }
   auto fail = [&](const std::string &why) -> std::unique_ptr<Module> {
-    *error = "op kernel '" + std::string(spec) + "': " + why + "; known: " + opCatalogHelp();
+    // The syntax of the op named, or the whole catalogue where the name is none of its.
+    *error = "op kernel '" + std::string(spec) + "': " + why + (familyOf(parts[0]) ? "; syntax: " : "; known: ") +
+             opCatalogHelp(parts[0]);
     return nullptr;
   };
   if (parts.size() < 3)

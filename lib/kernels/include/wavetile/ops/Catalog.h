@@ -10,14 +10,18 @@
 
 #include "wavetile/ops/OpRuntime.h"
 
+#include <string>
+#include <string_view>
+
 namespace wavetile::ops {
 
 /// The module for `spec` on `target` (its warp size sizes the blocks), or null with an
 /// error naming what is wrong with it.
 std::unique_ptr<Module> buildOpKernel(std::string_view spec, std::string_view target, std::string *error);
 
-/// The ops `buildOpKernel` knows, with their flags (for help texts).
-const char *opCatalogHelp();
+/// The syntax, flags included, of the op family whose names `op` starts with (rmsnorm2d_fwd and
+/// its variants, gemm_*, ...), or of every op `buildOpKernel` knows where `op` names none.
+std::string opCatalogHelp(std::string_view op = {});
 
 } // namespace wavetile::ops
 
