@@ -10,14 +10,12 @@ using namespace wavetile::ops;
 using dsl::bitWidth;
 using dsl::dtypeName;
 
-namespace {
-std::string shapeText(const std::vector<int64_t> &shape) {
+std::string wavetile::ops::shapeText(const std::vector<int64_t> &shape) {
   std::string text = "[";
   for (size_t d = 0; d < shape.size(); ++d)
     text += (d ? ", " : "") + std::to_string(shape[d]);
   return text + "]";
 }
-} // namespace
 
 bool ArgumentChecker::fail(const char *name, const std::string &problem) const {
   return opError(error_, op_, std::string("'") + name + "' " + problem);

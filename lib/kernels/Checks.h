@@ -29,6 +29,9 @@ bool contiguous(const std::vector<const TensorRef *> &tensors);
 /// AMD buffer resources (Reach::within2GiB; part of a specialization).
 bool within2GiB(const std::vector<const TensorRef *> &tensors);
 
+/// A shape or strides as errors print them: [4, 8].
+std::string shapeText(const std::vector<int64_t> &shape);
+
 class ArgumentChecker {
 public:
   ArgumentChecker(std::string_view op, std::string *error) : op_(op), error_(error) {}

@@ -500,17 +500,23 @@ struct GemmScales {
   TensorRef x, w;
 };
 
-/// A scale of `count` elements (any shape of that many, contiguous) or of one, flattened.
+/// A scale of `count` elements or of one, flattened. W's scale of N may have any shape of N
+/// elements ([N, 1] as AITER's, [1, N] as torch._scaled_mm's); x's of M must run down its first
+/// dimension ([M] or [M, 1]): torch would broadcast an [1, M] along the output's columns.
 bool scaleOf(const ArgumentChecker &check, const std::string &op, const char *name, const TensorRef &t, int64_t count,
              bool *perElement, TensorRef *flat, std::string *error) {
   const int64_t numel = t.numel();
+  const bool perRow = name[0] == 'x';
   if (t.dtype != DType::f32)
     return opError(error, op, std::string("'") + name + "' has dtype " + dsl::dtypeName(t.dtype) + "; expected f32");
   if (numel != count && numel != 1)
     return opError(error, op, std::string("'") + name + "' has " + std::to_string(numel) + " elements; expected " +
-                                  std::to_string(count) + " (one per " + (name[0] == 'x' ? "row" : "column") +
+                                  std::to_string(count) + " (one per " + (perRow ? "row" : "column") +
                                   ") or 1 (per tensor)");
   *perElement = numel == count && count != 1;
+  if (*perElement && perRow && t.shape[0] != count)
+    return opError(error, op, std::string("'") + name + "' has shape " + shapeText(t.shape) +
+                                  "; one scale per row is [M] or [M, 1], M = " + std::to_string(count));
   // Any shape of `numel` elements with unit stride where it matters: contiguous only.
   int64_t expected = 1;
   for (int64_t d = t.rank() - 1; d >= 0; --d) {
@@ -576,7 +582,7 @@ bool runGemm(OpRuntime &rt, const std::string &op, GemmSpec spec, const TensorRe
     return opError(error, op, "the skinny kernel takes per-token/per-tensor scales, not block scales");
   if (std::string problem = spec.problem(); !problem.empty())
     return opError(error, op, problem);
-  if (m == 0)
+  if (m == 0 || n == 0) // an empty output: nothing to compute
     return true;
   spec.vectorAligned = vectorAligned({&out, &x, &w});
   std::vector<const TensorRef *> tensors{&out, &x, &w};

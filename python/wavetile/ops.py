@@ -310,8 +310,8 @@ def _gemm_a8w8(x, w, x_scale, w_scale, bias, dtype, out, preshuffled, config):
 
 def gemm_a8w8(x, w, x_scale, w_scale, bias=None, dtype=None, out=None, config=None):
     """Y = (x·wᵀ)·x_scale·w_scale (+ bias): x [M, K], w [N, K] fp8 (e4m3fn/fnuz) or int8,
-    x_scale f32 [M, 1] or one, w_scale f32 [1, N] or one; out [M, N] bf16 (default), f16 or
-    float32. `config` as gemm_a16w16's."""
+    x_scale f32 [M, 1] or [M] or one, w_scale f32 [1, N], [N, 1] or [N] or one; out [M, N]
+    bf16 (default), f16 or float32. `config` as gemm_a16w16's."""
     return _gemm_a8w8(x, w, x_scale, w_scale, bias, dtype, out, False, config)
 
 

@@ -285,6 +285,13 @@ TEST(GemmOp, RefusesBadArguments) {
           "'out' has dtype i8; expected bf16, f16 or f32");
   refuses(gemm_a16w16(*host.runtime, out, x, w, nullptr, &error, GemmConfig{48, 64, 32, 3, 4, 1}),
           "tile sizes and warps must be powers of two");
+  // An empty output, of no rows of x or none of w, has nothing to compute: no kernel is built.
+  EXPECT_TRUE(gemm_a16w16(*host.runtime, TensorRef::contiguous(a.data(), DType::f32, {0, 8}),
+                          TensorRef::contiguous(a.data(), DType::bf16, {0, 32}), w, nullptr, &error))
+      << error;
+  EXPECT_TRUE(gemm_a16w16(*host.runtime, TensorRef::contiguous(a.data(), DType::f32, {4, 0}), x,
+                          TensorRef::contiguous(a.data(), DType::bf16, {0, 32}), nullptr, &error))
+      << error;
   EXPECT_EQ(host.runtime->loadedModules(), 0u);
 }
 
@@ -913,6 +920,15 @@ TEST(GemmA8W8Op, RefusesBadScales) {
   refuses(gemm_a8w8(*host.runtime, out, x, w, TensorRef::contiguous(a.data(), DType::f32, {3}),
                     TensorRef::contiguous(a.data(), DType::f32, {8}), nullptr, &error),
           "'x_scale' has 3 elements; expected 4 (one per row) or 1 (per tensor)");
+  // x's scales run down its rows: torch would broadcast a [1, M] one along the output's columns.
+  std::vector<float> scales(16, 1.0f);
+  refuses(gemm_a8w8(*host.runtime, out, x, w, TensorRef::contiguous(scales.data(), DType::f32, {1, 4}),
+                    TensorRef::contiguous(scales.data() + 8, DType::f32, {8}), nullptr, &error),
+          "'x_scale' has shape [1, 4]; one scale per row is [M] or [M, 1], M = 4");
+  // W's may be [N, 1] (AITER's) as well as [1, N] (torch._scaled_mm's).
+  EXPECT_TRUE(gemm_a8w8(*host.runtime, out, x, w, TensorRef::contiguous(scales.data(), DType::f32, {4, 1}),
+                        TensorRef::contiguous(scales.data() + 8, DType::f32, {8, 1}), nullptr, &error))
+      << error;
   refuses(gemm_a8w8(*host.runtime, out, x, TensorRef::contiguous(q.data(), DType::f8E4M3FN, {8, 32}),
                     TensorRef::contiguous(a.data(), DType::f32, {4}), TensorRef::contiguous(a.data(), DType::f32, {8}),
                     nullptr, &error),
