@@ -56,8 +56,9 @@ def summarize(rows, large_m):
         if "triton_us" in r and ratio(r, "triton") < 1.0:
             runs = [run for run in rows if (run["M"], run["N"]) == (r["M"], r["N"])]
             runs_below = sum(ratio(run, "triton") < 1.0 for run in runs)
-            below.append((ratio(r, "triton"), r["M"], r["N"], f" ({runs_below}/{len(runs)})" if len(runs) > 1 else ""))
-    cells.append(", ".join(f"{m}x{n} {v:.3f}{runs}" for v, m, n, runs in sorted(below)) or "none")
+            note = f" ({runs_below}/{len(runs)})" if len(runs) > 1 else ""
+            below.append((ratio(r, "triton"), r["M"], r["N"], note))
+    cells.append(", ".join(f"{m}x{n} {v:.3f}{note}" for v, m, n, note in sorted(below)) or "none")
     return peers, cells
 
 
