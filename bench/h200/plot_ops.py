@@ -8,11 +8,10 @@ from its JSON files (the device tool returns only some of a run's files):
     python3 bench/h200/plot_ops.py RESULTS.json [RESULTS.json ...] --out OUT_DIR [--prefix PREFIX]
 """
 import argparse
-import json
 import math
 import os
 
-from summarize_ops import merge_repeats
+from summarize_ops import load_results, merge_repeats
 
 
 def plot_triton_map(rows, path):
@@ -76,11 +75,7 @@ def main():
     parser.add_argument("--out", required=True, help="folder for the PNG files")
     parser.add_argument("--prefix", default="ops_bench_", help="start of each PNG's name")
     args = parser.parse_args()
-    results = []
-    for path in args.results:
-        with open(path) as f:
-            results += json.load(f)
-    plot(results, args.out, args.prefix)
+    plot(load_results(args.results), args.out, args.prefix)
 
 
 if __name__ == "__main__":

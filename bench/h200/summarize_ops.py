@@ -21,6 +21,15 @@ def ratio(row, peer):
     return row[f"{peer}_us"] / row["wavetile_us"]
 
 
+def load_results(paths):
+    """The entries of ops_bench JSON files, one list."""
+    results = []
+    for path in paths:
+        with open(path) as f:
+            results += json.load(f)
+    return results
+
+
 def merge_repeats(results):
     """One row per op and shape: each time the geometric mean of the runs that repeat it (so a
     ratio of two means is the geometric mean of the runs' ratios)."""
@@ -84,11 +93,7 @@ def main():
     parser.add_argument("results", nargs="+")
     parser.add_argument("--large-m", type=int, default=4096, help="rows from which M·N counts as large")
     args = parser.parse_args()
-    results = []
-    for path in args.results:
-        with open(path) as f:
-            results += json.load(f)
-    for line in summary_lines(results, args.large_m):
+    for line in summary_lines(load_results(args.results), args.large_m):
         print(line)
 
 

@@ -71,15 +71,15 @@ const OpFamily *familyOf(std::string_view op) {
   return nullptr;
 }
 
+std::string withCommonFlags(const std::string &syntax) { return syntax + " (" + kCommonFlags + ")"; }
+
 } // namespace
 
-std::string wavetile::ops::opCatalogHelp(std::string_view op) {
-  if (const OpFamily *family = familyOf(op))
-    return family->syntax + " (" + kCommonFlags + ")";
+std::string wavetile::ops::opCatalogHelp() {
   std::string help;
   for (const OpFamily &family : opFamilies())
     help += (help.empty() ? "" : ", ") + family.syntax;
-  return help + " (" + kCommonFlags + ")";
+  return withCommonFlags(help);
 }
 
 namespace {
@@ -168,8 +168,9 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
   }
   auto fail = [&](const std::string &why) -> std::unique_ptr<Module> {
     // The syntax of the op named, or the whole catalogue where the name is none of its.
-    *error = "op kernel '" + std::string(spec) + "': " + why + (familyOf(parts[0]) ? "; syntax: " : "; known: ") +
-             opCatalogHelp(parts[0]);
+    const OpFamily *family = familyOf(parts[0]);
+    *error = "op kernel '" + std::string(spec) + "': " + why +
+             (family ? "; syntax: " + withCommonFlags(family->syntax) : "; known: " + opCatalogHelp());
     return nullptr;
   };
   if (parts.size() < 3)

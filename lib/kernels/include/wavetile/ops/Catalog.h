@@ -19,9 +19,9 @@ namespace wavetile::ops {
 /// error naming what is wrong with it.
 std::unique_ptr<Module> buildOpKernel(std::string_view spec, std::string_view target, std::string *error);
 
-/// The syntax, flags included, of the op family whose names `op` starts with (rmsnorm2d_fwd and
-/// its variants, gemm_*, ...), or of every op `buildOpKernel` knows where `op` names none.
-std::string opCatalogHelp(std::string_view op = {});
+/// The ops `buildOpKernel` knows, with their flags (for help texts; an error about a spec
+/// gives only the syntax of the op family it names).
+std::string opCatalogHelp();
 
 } // namespace wavetile::ops
 
