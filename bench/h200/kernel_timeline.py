@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Where a few-row gap to Triton lies: inside the kernel or between kernels.
+"""Where a gap to Triton lies: inside the kernel or between kernels.
 
 ops_bench.py times a CUDA graph of 20 calls and divides; that sum holds each kernel's run and
 the device's time from one kernel's end to the next one's start. This replays the same graphs
 under CUPTI (torch.profiler's CUDA activity, nanosecond timestamps, no clock locking or cache
 flushes as under ncu) and splits the period per call into the kernel's duration and the idle
 gap after it, per op and shape, Wavetile next to Triton (and silu_and_mul, where the two are
-at par, as a control).
+at par, as a control). Unlike ncu's isolated launch, each kernel here starts with the L2 full of
+the previous one's unwritten output, as in a model.
 
     MS=1,32,4096 OPS=rope,quant,silu bash bench/h200/python.sh bench/h200/kernel_timeline.py
 """
@@ -19,8 +20,9 @@ from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
 
 import ops_bench  # same folder
-from ops_bench import (report, rope_inputs, triton_per_token_quant, triton_rope, triton_silu_and_mul,
-                       wavetile_per_token_quant, wavetile_rope, wavetile_silu_and_mul)
+from ops_bench import (EPS, ops, report, rms_inputs, rope_inputs, triton_layernorm, triton_per_token_quant,
+                       triton_rmsnorm, triton_rope, triton_silu_and_mul, wavetile_per_token_quant, wavetile_rope,
+                       wavetile_silu_and_mul)
 
 ops_bench.REPORT = os.path.join(ops_bench.OUT, "kernel_timeline.md")
 CALLS, REPLAYS, ROUNDS = 20, 10, 3
@@ -35,6 +37,14 @@ CASES = {
              {"wavetile": wavetile_rope, "triton": triton_rope}),
     "quant": ("dynamic_per_token_scaled_quant fp8", randn_rows(1),
               {"wavetile": wavetile_per_token_quant, "triton": triton_per_token_quant}),
+    # Triton's RMSNorm also in our program shape at many rows (4 warps, 32 elements a thread)
+    "rmsnorm": ("rmsnorm2d_fwd", rms_inputs,
+                {"wavetile": lambda x, w: ops.rmsnorm2d_fwd(x, w, EPS),
+                 "triton": lambda x, w: triton_rmsnorm(x, w, EPS),
+                 "triton 4 warps": lambda x, w: triton_rmsnorm(x, w, EPS, warps=4)}),
+    "layernorm": ("layernorm2d_fwd", lambda m, n, g: rms_inputs(m, n, g) + (rms_inputs(1, n, g)[1] - 1,),
+                  {"wavetile": lambda x, w, b: ops.layernorm2d_fwd(x, w, b, EPS),
+                   "triton": lambda x, w, b: triton_layernorm(x, w, b, EPS)}),
     "silu": ("silu_and_mul (control)", randn_rows(2),
              {"wavetile": wavetile_silu_and_mul, "triton": triton_silu_and_mul}),
 }

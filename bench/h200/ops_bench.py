@@ -67,11 +67,12 @@ def row_warps(block):
     return min(max(block // 512, 1), 16)
 
 
-def triton_rmsnorm(x, w, eps):
+def triton_rmsnorm(x, w, eps, warps=None):
+    """Triton's RMSNorm, one program a row of `warps` warps (by default row_warps)."""
     out = torch.empty_like(x)
     m, n = x.shape
     block = triton.next_power_of_2(n)
-    _triton_rmsnorm[(m,)](x, w, out, x.stride(0), n, eps, BLOCK=block, num_warps=row_warps(block))
+    _triton_rmsnorm[(m,)](x, w, out, x.stride(0), n, eps, BLOCK=block, num_warps=warps or row_warps(block))
     return out
 
 
