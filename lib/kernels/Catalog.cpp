@@ -41,7 +41,8 @@ const std::vector<OpFamily> &opFamilies() {
         "dynamic_per_group_scaled_quant"},
        std::string("dynamic_per_token_scaled_quant|static_per_tensor_quant|dynamic_per_tensor_quant:DTYPE:N"
                    "[:out=...][:a16], dynamic_per_group_scaled_quant:DTYPE:N:group=32|64|128[:QUANT][:a16] (") +
-           kQuantFlags + "; per group and static per tensor: [:rows=few], the kernel for launches under 512 rows)"},
+           kQuantFlags + "; per group and static per tensor: [:rows=few], the kernel for launches under 512 rows; "
+                         "per token and per group: [:num_rows], the kernel that reads how many rows to quantize)"},
       {{"silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul", "swiglu"},
        "silu_and_mul|gelu_and_mul|gelu_tanh_and_mul|swiglu:DTYPE:D[:a16] (D the output width)"},
       {{"dequant"},
@@ -226,6 +227,9 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
       return fail("group=G must be given");
     quant.vectorAligned = takeFlag("a16");
     quant.fewRows = quant.columnsPerProgram() && takeFlag("rows=few");
+    const bool perRowScheme = quant.quant.scheme != QuantScheme::StaticPerTensor &&
+                              quant.quant.scheme != QuantScheme::DynamicPerTensor;
+    quant.rowCount = perRowScheme && takeFlag("num_rows");
     quant.setTarget(target);
     if (flags.empty())
       return buildQuant(quant, error);

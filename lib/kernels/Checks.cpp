@@ -100,6 +100,14 @@ bool ArgumentChecker::vector(const char *name, const TensorRef &t, DType dtype, 
   return addressable(name, t);
 }
 
+bool ArgumentChecker::single(const char *name, const TensorRef &t, DType dtype) const {
+  if (t.dtype != dtype)
+    return fail(name, std::string("has dtype ") + dtypeName(t.dtype) + "; it must be " + dtypeName(dtype));
+  if (t.rank() > 1 || t.numel() != 1)
+    return fail(name, "must hold one element (shape [] or [1]), got " + shapeText(t.shape));
+  return addressable(name, t);
+}
+
 bool ArgumentChecker::flag(const char *name, int value) const {
   if (value == 0 || value == 1)
     return true;

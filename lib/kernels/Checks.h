@@ -46,6 +46,8 @@ public:
   bool sameAs(const char *name, const TensorRef &t, const TensorRef &like) const;
   /// A contiguous vector of `n` elements of `dtype`.
   bool vector(const char *name, const TensorRef &t, DType dtype, int64_t n) const;
+  /// One element of `dtype`: shape [] or [1].
+  bool single(const char *name, const TensorRef &t, DType dtype) const;
   /// 0 or 1.
   bool flag(const char *name, int value) const;
   /// An output, after its shape check: writable, each element at its own address.

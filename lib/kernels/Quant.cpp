@@ -86,7 +86,7 @@ void QuantSpec::setTarget(std::string_view target) {
 std::string QuantSpec::key() const {
   return name() + "/" + dtypeName(input) + "/" + quant.key() + "/n" + std::to_string(hidden) + "/w" +
          std::to_string(warpSize) + (vectorAligned ? "/a16" : "") + (within2GiB ? "" : "/far") +
-         (fewRows ? "/rows=few" : "") + (bf16Pairs ? "/bf16x2" : "");
+         (fewRows ? "/rows=few" : "") + (rowCount ? "/num_rows" : "") + (bf16Pairs ? "/bf16x2" : "");
 }
 
 std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::string *error) {
@@ -133,6 +133,12 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
     k.param("BLOCK", block);
     RowQuantizer quantizer(k, spec.quant, n, reach, spec.vectorAligned);
     Tensor input = declareInput(k);
+    std::optional<Value> rowLimit;
+    if (spec.rowCount) {
+      Tensor count = k.tensor("num_rows", DType::i32, {Dim::fixed(1)}, /*contiguous=*/true, reach);
+      Value factor = k.scalar("num_rows_factor", DType::i32);
+      rowLimit = load(count, {arange(0, 1)}).max(0) * factor;
+    }
     // Per tensor the input is read twice. The amax pass walks the rows upward, so the last
     // ones it read are still in L2: programs launched first take them (from the last row
     // down). Row -1 of an empty input is masked off everywhere; its program writes the scale.
@@ -147,36 +153,46 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
     // partials takes barriers, which would otherwise hold the row's load back behind them.
     const bool tensorScale =
         spec.quant.scheme == QuantScheme::StaticPerTensor || spec.quant.scheme == QuantScheme::DynamicPerTensor;
-    std::optional<ProgramScale> scale;
-    if (spec.columnsPerProgram()) {
-      Value c0 = programId(1) * int32_t(block);
-      // bf16 pairs are read as [groups, 32]: each thread's group stays whole through the amax.
-      Value x = read(c0 + (spec.bf16Pairs ? groupedColumns(block / spec.quant.group, spec.quant.group) : columns));
-      if (tensorScale)
-        scale = quantizer.tensorScale();
-      quantizer.storeChunk(row, c0, columns, x, scale);
-      ifThen(programId(1) == 0, [&] { quantizer.finishRow(row, block); });
-    } else if (block >= n) { // the row in one chunk
-      Value x = read(columns);
-      scale = tensorScale ? quantizer.tensorScale() : quantizer.rowScale(row, abs(x).max(0));
-      quantizer.storeChunk(row, constant(0, DType::i32), columns, x, scale);
-    } else {
-      if (tensorScale)
-        scale = quantizer.tensorScale();
-      if (quantizer.needsRowScale()) {
-        Value amax = forRange(0, n, block, {zeros({block}, DType::f32)},
-                              [&](Value c0, const std::vector<Value> &acc) {
-                                return std::vector<Value>{maximum(acc[0], abs(read(c0 + columns)))};
-                              })[0]
-                         .max(0);
-        scale = quantizer.rowScale(row, amax);
+    // A row (or chunk) quantized in one piece is read before the row count is known: every
+    // row read is inside the input, and the load overlaps the count's instead of waiting.
+    Value c0 = spec.columnsPerProgram() ? programId(1) * int32_t(block) : constant(0, DType::i32);
+    std::optional<Value> x;
+    if (spec.columnsPerProgram()) // bf16 pairs as [groups, 32]: a thread's group stays whole through the amax
+      x = read(c0 + (spec.bf16Pairs ? groupedColumns(block / spec.quant.group, spec.quant.group) : columns));
+    else if (block >= n)
+      x = read(columns);
+    auto quantizeRow = [&] {
+      std::optional<ProgramScale> scale;
+      if (spec.columnsPerProgram()) {
+        if (tensorScale)
+          scale = quantizer.tensorScale();
+        quantizer.storeChunk(row, c0, columns, *x, scale);
+        ifThen(programId(1) == 0, [&] { quantizer.finishRow(row, block); });
+      } else if (x) {
+        scale = tensorScale ? quantizer.tensorScale() : quantizer.rowScale(row, abs(*x).max(0));
+        quantizer.storeChunk(row, c0, columns, *x, scale);
+      } else {
+        if (tensorScale)
+          scale = quantizer.tensorScale();
+        if (quantizer.needsRowScale()) {
+          Value amax = forRange(0, n, block, {zeros({block}, DType::f32)},
+                                [&](Value c, const std::vector<Value> &acc) {
+                                  return std::vector<Value>{maximum(acc[0], abs(read(c + columns)))};
+                                })[0]
+                           .max(0);
+          scale = quantizer.rowScale(row, amax);
+        }
+        forRange(0, n, block, {}, [&](Value c, const std::vector<Value> &) {
+          quantizer.storeChunk(row, c, columns, read(c + columns), scale);
+          return std::vector<Value>{};
+        });
+        quantizer.finishRow(row, block);
       }
-      forRange(0, n, block, {}, [&](Value c0, const std::vector<Value> &) {
-        quantizer.storeChunk(row, c0, columns, read(c0 + columns), scale);
-        return std::vector<Value>{};
-      });
-      quantizer.finishRow(row, block);
-    }
+    };
+    if (rowLimit)
+      ifThen(row < *rowLimit, quantizeRow);
+    else
+      quantizeRow();
   }
   return mb.finish(error);
 }
@@ -184,13 +200,18 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
 namespace {
 
 bool launchQuant(OpRuntime &rt, RowQuant quant, const TensorRef &out, const TensorRef &input,
-                 const TensorRef &scales, std::string *error) {
+                 const TensorRef &scales, std::string *error, const RowCount &rows = {}) {
   QuantSpec spec{quant};
   std::string op = spec.name();
   ArgumentChecker check(op, error);
   if (!check.rows("input", input, kNormDTypes) ||
       !checkQuantOutputs(check, op, spec.quant, out, input, scales, error))
     return false;
+  if (rows.count && !check.single("num_rows", *rows.count, DType::i32))
+    return false;
+  if (rows.factor < 0 || rows.factor > INT32_MAX)
+    return opError(error, op, "num_rows_factor must be in [0, 2^31), got " + std::to_string(rows.factor));
+  spec.rowCount = rows.count != nullptr;
   int64_t m = input.shape[0];
   if (m == 0 && spec.quant.scheme != QuantScheme::DynamicPerTensor)
     return true;
@@ -217,6 +238,10 @@ bool launchQuant(OpRuntime &rt, RowQuant quant, const TensorRef &out, const Tens
   NamedArgs args;
   args.tensor("input", in);
   quantOutputArgs(args, spec.quant, o, scales);
+  if (rows.count) {
+    args.tensor("num_rows", {rows.count->data, DType::i32, {1}, {1}});
+    args.i32("num_rows_factor", int32_t(rows.factor));
+  }
   auto build = [&](std::string *e) { return buildQuant(spec, e); };
   std::string launchError;
   if (spec.quant.scheme == QuantScheme::DynamicPerTensor) {
@@ -240,18 +265,19 @@ bool launchQuant(OpRuntime &rt, RowQuant quant, const TensorRef &out, const Tens
 } // namespace
 
 bool wavetile::ops::dynamic_per_token_scaled_quant(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
-                                                   const TensorRef &scales, std::string *error) {
-  return launchQuant(rt, {QuantScheme::PerToken}, out, input, scales, error);
+                                                   const TensorRef &scales, std::string *error,
+                                                   const RowCount &rows) {
+  return launchQuant(rt, {QuantScheme::PerToken}, out, input, scales, error, rows);
 }
 
 bool wavetile::ops::dynamic_per_group_scaled_quant(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
                                                    const TensorRef &scales, int64_t groupSize, std::string *error,
-                                                   MxScaleRound round, bool shuffleScale) {
+                                                   MxScaleRound round, bool shuffleScale, const RowCount &rows) {
   RowQuant quant{QuantScheme::PerGroup};
   quant.group = groupSize;
   quant.round = round;
   quant.shuffleScales = shuffleScale;
-  return launchQuant(rt, quant, out, input, scales, error);
+  return launchQuant(rt, quant, out, input, scales, error, rows);
 }
 
 bool wavetile::ops::dynamic_per_tensor_quant(OpRuntime &rt, const TensorRef &out, const TensorRef &input,

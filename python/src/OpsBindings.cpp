@@ -288,13 +288,15 @@ void bindOps(py::module_ &m) {
     });
   });
   m.def("quant", [](PyOpRuntime &rt, uintptr_t stream, const std::string &name, const TensorRef &out,
-                    const TensorRef &input, const TensorRef &scales, int64_t groupSize, int round, bool shuffle) {
+                    const TensorRef &input, const TensorRef &scales, int64_t groupSize, int round, bool shuffle,
+                    const std::optional<TensorRef> &numRows, int64_t numRowsFactor) {
     run(rt, stream, [&](OpRuntime &r, std::string *e) {
+      const RowCount rows{numRows ? &*numRows : nullptr, numRowsFactor};
       if (name == "dynamic_per_token_scaled_quant")
-        return dynamic_per_token_scaled_quant(r, out, input, scales, e);
+        return dynamic_per_token_scaled_quant(r, out, input, scales, e, rows);
       if (name == "dynamic_per_group_scaled_quant")
-        return roundMode(round, e) &&
-               dynamic_per_group_scaled_quant(r, out, input, scales, groupSize, e, MxScaleRound(round), shuffle);
+        return roundMode(round, e) && dynamic_per_group_scaled_quant(r, out, input, scales, groupSize, e,
+                                                                     MxScaleRound(round), shuffle, rows);
       if (name == "dynamic_per_tensor_quant")
         return dynamic_per_tensor_quant(r, out, input, scales, e);
       return static_per_tensor_quant(r, out, input, scales, e);

@@ -422,12 +422,46 @@ def test_rmsnorm_with_dynamicquant(group):
     np.testing.assert_array_equal(scales, scales2)
 
 
+@pytest.mark.parametrize("group,count,factor", [(0, 2, 2), (128, 1, 3), (32, 5, 1), (0, 0, 4), (32, 7, 9)])
+def test_quant_num_rows(group, count, factor):
+    """AITER's num_rows (int32, one element, read by the kernel) times num_rows_factor: the
+    rows below quantized as without it, the rest untouched (per token, per group, MXFP4)."""
+    m, n = 7, 256
+    x = _rng(group, count, 14).normal(0, 3, (m, n)).astype(np.float32)
+    quantized = min(m, count * factor)
+    mx = group == 32
+    q = np.full((m, n // 2 if mx else n), 0x6B, np.uint8 if mx else np.int8)
+    scales = np.full((m, n // 32) if mx else (m, n // group if group else 1), 0x55 if mx else np.nan,
+                     np.uint8 if mx else np.float32)
+    q_all, scales_all = q.copy(), scales.copy()
+    num_rows = np.array(count, np.int32)  # AITER passes torch.tensor(tokens, dtype=torch.int)
+    if group:
+        ops.dynamic_per_group_scaled_quant(q, x, scales, group, num_rows=num_rows, num_rows_factor=factor)
+        ops.dynamic_per_group_scaled_quant(q_all, x, scales_all, group)
+    else:
+        ops.dynamic_per_token_scaled_quant(q, x, scales, num_rows=num_rows, num_rows_factor=factor)
+        ops.dynamic_per_token_scaled_quant(q_all, x, scales_all)
+    np.testing.assert_array_equal(q[:quantized], q_all[:quantized])
+    np.testing.assert_array_equal(scales[:quantized], scales_all[:quantized])
+    assert (q[quantized:] == 0x6B).all()
+    assert (scales[quantized:] == 0x55).all() if mx else np.isnan(scales[quantized:]).all()
+    if mx:  # and the full run is the definition
+        codes, expected_scales = _mxfp4_reference(x, 1)
+        np.testing.assert_array_equal(q_all, codes)
+        np.testing.assert_array_equal(scales_all, expected_scales)
+
+
 def test_quant_errors():
     x = np.zeros((4, 64), np.float32)
     with pytest.raises(ops.OpError, match="MXFP4 quantizes groups of 32, got group_size 64"):
         ops.dynamic_per_group_scaled_quant(np.zeros((4, 32), np.uint8), x, np.zeros((4, 1), np.uint8), 64)
     with pytest.raises(ops.OpError, match="round_mode must be 0"):
         ops.per_1x32_f4_quant(x, round_mode=7)
+    q, s = np.zeros((4, 64), np.int8), np.zeros(4, np.float32)
+    with pytest.raises(ops.OpError, match="'num_rows' has dtype i64; it must be i32"):
+        ops.dynamic_per_token_scaled_quant(q, x, s, num_rows=np.array([2]))
+    with pytest.raises(ops.OpError, match=r"num_rows_factor must be in \[0, 2\^31\), got -2"):
+        ops.dynamic_per_token_scaled_quant(q, x, s, num_rows=np.array([2], np.int32), num_rows_factor=-2)
 
 
 def _rope_reference(x, freqs_cos, freqs_sin, style, reuse, nope_first):

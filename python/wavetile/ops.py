@@ -132,23 +132,30 @@ def _mx(out, scales):
     return _bytes_as(out, language.float4_e2m1fn), _bytes_as(scales, language.float8_e8m0fnu)
 
 
-def dynamic_per_token_scaled_quant(out, input, scales):
+def dynamic_per_token_scaled_quant(out, input, scales, num_rows=None, num_rows_factor=1):
     """out (fp8 or int8, by its dtype) = quantize(input / scale) with one f32 scale per row:
-    scales[m] = amax(row) / max of out's dtype (1 for an all-zero row)."""
-    runtime, stream = _runtime(out, input, scales)
-    _C.quant(runtime, stream, "dynamic_per_token_scaled_quant", out, input, scales, 0, 1, False)
+    scales[m] = amax(row) / max of out's dtype (1 for an all-zero row). With `num_rows` (an
+    int32 tensor of one element on the op's device, read by the kernel) only rows below
+    num_rows[0] * num_rows_factor are quantized; later rows of out and scales keep their
+    contents (AITER's arguments for graph-captured padded batches)."""
+    runtime, stream = _runtime(out, input, scales, *([] if num_rows is None else [num_rows]))
+    _C.quant(runtime, stream, "dynamic_per_token_scaled_quant", out, input, scales, 0, 1, False, num_rows,
+             num_rows_factor)
 
 
-def dynamic_per_group_scaled_quant(out, input, scales, group_size=128, shuffle_scale=False, round_mode=1):
+def dynamic_per_group_scaled_quant(out, input, scales, group_size=128, shuffle_scale=False, round_mode=1,
+                                   num_rows=None, num_rows_factor=1):
     """As per token, with one scale per group of `group_size` (32, 64, 128) columns:
     scales [M, N / group_size]. MXFP4 when `out` is packed fp4 ([M, N/2],
     torch.float4_e2m1fn_x2 or uint8) with group 32: e8m0 `scales` [M, ceil(N/32)], or
     AITER's shuffled layout [roundup(M, 256), roundup(ceil(N/32), 8)] with shuffle_scale;
-    round_mode is AITER's MxScaleRoundMode (0 RoundDown, 1 RoundUp, 2 Even, 3 Ceil)."""
-    runtime, stream = _runtime(out, input, scales)
+    round_mode is AITER's MxScaleRoundMode (0 RoundDown, 1 RoundUp, 2 Even, 3 Ceil).
+    num_rows and num_rows_factor as per token (nor are the shuffled scales' padding rows from
+    that count on written)."""
+    runtime, stream = _runtime(out, input, scales, *([] if num_rows is None else [num_rows]))
     q, s = _mx(out, scales)
     _C.quant(runtime, stream, "dynamic_per_group_scaled_quant", q, input, s, group_size, round_mode,
-             bool(shuffle_scale))
+             bool(shuffle_scale), num_rows, num_rows_factor)
 
 
 def per_1x32_f4_quant(input, shuffle=False, round_mode=1):
@@ -179,13 +186,13 @@ def dynamic_per_tensor_quant(out, input, scale):
     """out = quantize(input / scale) with scale[0] = amax(input) / max of out's dtype
     (1 for an all-zero input), written."""
     runtime, stream = _runtime(out, input, scale)
-    _C.quant(runtime, stream, "dynamic_per_tensor_quant", out, input, scale, 0, 1, False)
+    _C.quant(runtime, stream, "dynamic_per_tensor_quant", out, input, scale, 0, 1, False, None, 1)
 
 
 def static_per_tensor_quant(out, input, scale):
     """out = quantize(input / scale[0])."""
     runtime, stream = _runtime(out, input, scale)
-    _C.quant(runtime, stream, "static_per_tensor_quant", out, input, scale, 0, 1, False)
+    _C.quant(runtime, stream, "static_per_tensor_quant", out, input, scale, 0, 1, False, None, 1)
 
 
 def dequant(input, scales, dtype=None, out=None):

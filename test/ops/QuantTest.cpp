@@ -50,12 +50,15 @@ struct Case {
   DType in, out;
   int64_t m, n, group;
   bool packed = false; // rows back to back (else 3 elements of padding after each)
+  // Per token and per group: quantize rows below count * factor only (RowCount); -1: all rows.
+  int32_t count = -1;
+  int64_t factor = 1;
 };
 
 class QuantTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(QuantTest, MatchesReferenceBitForBit) {
-  auto [mode, inType, outType, m, n, group, packed] = GetParam();
+  auto [mode, inType, outType, m, n, group, packed, count, factor] = GetParam();
   std::string error;
   wavetile::test::HostOps host;
   ASSERT_TRUE(host.runtime);
@@ -80,15 +83,19 @@ TEST_P(QuantTest, MatchesReferenceBitForBit) {
   if (mode == QuantScheme::StaticPerTensor)
     scales[0] = staticScale;
   TensorRef o{out.data(), outType, {m, n}, {stride, 1}}, in{input.data(), inType, {m, n}, {stride, 1}};
+  const TensorRef countRef = TensorRef::contiguous(&count, DType::i32, {1});
+  const RowCount rows{count >= 0 ? &countRef : nullptr, factor};
+  // Rows from `quantized` on keep their poisoned outputs and scales.
+  const int64_t quantized = count >= 0 ? std::min(m, count * factor) : m;
   bool ok = mode == QuantScheme::DynamicPerTensor
                 ? dynamic_per_tensor_quant(*runtime, o, in, TensorRef::contiguous(scales.data(), DType::f32, {1}), &error)
             : mode == QuantScheme::PerToken
                 ? dynamic_per_token_scaled_quant(*runtime, o, in, TensorRef::contiguous(scales.data(), DType::f32, {m, 1}),
-                                                 &error)
+                                                 &error, rows)
             : mode == QuantScheme::PerGroup
                 ? dynamic_per_group_scaled_quant(*runtime, o, in,
                                                  TensorRef::contiguous(scales.data(), DType::f32, {m, n / group}),
-                                                 group, &error)
+                                                 group, &error, MxScaleRound::RoundUp, false, rows)
                 : static_per_tensor_quant(*runtime, o, in, TensorRef::contiguous(scales.data(), DType::f32, {1}), &error);
   ASSERT_TRUE(ok) << error;
 
@@ -99,7 +106,15 @@ TEST_P(QuantTest, MatchesReferenceBitForBit) {
       tensorAmax = std::max(tensorAmax, std::abs(input.get(r * stride + c)));
   const int64_t span = mode == QuantScheme::PerGroup ? group : n;
   int64_t bad = 0;
-  for (int64_t r = 0; r < m; ++r)
+  for (int64_t r = quantized; r < m; ++r) {
+    for (int64_t c = 0; c < n; ++c)
+      if (out[r * stride + c] != 0x7f && bad++ < 5)
+        ADD_FAILURE() << "wrote row " << r << " past the row count " << quantized;
+    for (int64_t g = 0; g < scaleCount / m && mode != QuantScheme::StaticPerTensor; ++g)
+      if (!std::isnan(scales[r * (scaleCount / m) + g]) && bad++ < 5)
+        ADD_FAILURE() << "wrote a scale of row " << r << " past the row count " << quantized;
+  }
+  for (int64_t r = 0; r < quantized; ++r)
     for (int64_t start = 0; start < n; start += span) {
       float scale = staticScale;
       if (mode != QuantScheme::StaticPerTensor) {
@@ -152,6 +167,12 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{QuantScheme::PerGroup, DType::f32, DType::f8E4M3FN, 1000, 64, 64},
                       // From kFewQuantRows rows: chunks of 2048 columns, 32 bytes per thread
                       Case{QuantScheme::PerGroup, DType::bf16, DType::f8E4M3FN, 515, 2176, 128},
+                      // A row count read by the kernel (AITER's num_rows * num_rows_factor).
+                      Case{QuantScheme::PerToken, DType::bf16, DType::f8E4M3FN, 9, 4096, 0, false, 2, 3},
+                      Case{QuantScheme::PerToken, DType::f16, DType::i8, 5, 20000, 0, false, 1, 3},
+                      Case{QuantScheme::PerToken, DType::bf16, DType::f8E4M3FN, 4, 31, 0, false, 0, 8},
+                      Case{QuantScheme::PerGroup, DType::bf16, DType::f8E4M3FN, 515, 2176, 128, false, 101, 5},
+                      Case{QuantScheme::PerGroup, DType::f32, DType::i8, 7, 96, 32, false, 9, 1},
                       Case{QuantScheme::StaticPerTensor, DType::bf16, DType::f8E4M3FN, 5, 5000, 0},
                       Case{QuantScheme::StaticPerTensor, DType::f32, DType::i8, 3, 33, 0},
                       Case{QuantScheme::StaticPerTensor, DType::f16, DType::f8E4M3FNUZ, 3, 4096, 0},
@@ -174,7 +195,7 @@ INSTANTIATE_TEST_SUITE_P(
                          : c.mode == QuantScheme::StaticPerTensor ? "static"
                                                                   : "tensor";
       return mode + "_" + dsl::dtypeName(c.in) + "_to_" + dsl::dtypeName(c.out) + "_" + std::to_string(c.m) + "x" +
-             std::to_string(c.n);
+             std::to_string(c.n) + (c.count >= 0 ? "_rows" + std::to_string(c.count) + "x" + std::to_string(c.factor) : "");
     });
 
 // Exact halves round to even, and values past int8's range clamp (random inputs almost never
@@ -561,6 +582,19 @@ TEST(QuantOp, RefusesBadArguments) {
   refuses(dynamic_per_group_scaled_quant(*runtime, TensorRef::contiguous(q.data(), DType::i8, {4, 16}), in,
                                          TensorRef::contiguous(s.data(), DType::f32, {4, 1}), 32, &error),
           "the hidden size 16 is not a multiple of group_size 32");
+  const TensorRef out = TensorRef::contiguous(q.data(), DType::i8, {4, 16});
+  const TensorRef scales = TensorRef::contiguous(s.data(), DType::f32, {4});
+  int64_t wideCount = 2;
+  int32_t counts[2] = {2, 2};
+  const TensorRef wide = TensorRef::contiguous(&wideCount, DType::i64, {1});
+  const TensorRef two = TensorRef::contiguous(counts, DType::i32, {2});
+  refuses(dynamic_per_token_scaled_quant(*runtime, out, in, scales, &error, {&wide}),
+          "'num_rows' has dtype i64; it must be i32");
+  refuses(dynamic_per_token_scaled_quant(*runtime, out, in, scales, &error, {&two}),
+          "'num_rows' must hold one element (shape [] or [1]), got [2]");
+  const TensorRef one = TensorRef::contiguous(counts, DType::i32, {});
+  refuses(dynamic_per_token_scaled_quant(*runtime, out, in, scales, &error, {&one, -1}),
+          "num_rows_factor must be in [0, 2^31), got -1");
   EXPECT_EQ(runtime->loadedModules(), 0u);
 }
 

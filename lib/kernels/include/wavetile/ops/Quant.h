@@ -35,11 +35,22 @@ namespace wavetile::ops {
 ///   Even       round_pow2(amax at 1.75) / 4     Ceil     ceil_pow2(amax) / 4
 enum class MxScaleRound { RoundDown = 0, RoundUp = 1, Even = 2, Ceil = 3 };
 
+/// How many leading rows to quantize, read on the device (AITER's num_rows and
+/// num_rows_factor): `count` is an int32 tensor of one element and the kernel quantizes rows
+/// below count[0] * factor, so a CUDA graph captured over a padded batch quantizes the rows its
+/// replay's count says. The rows after them, in `out` and `scales`, are left as they were.
+/// Without `count`, every row.
+struct RowCount {
+  const TensorRef *count = nullptr;
+  int64_t factor = 1;
+};
+
 bool dynamic_per_token_scaled_quant(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
-                                    const TensorRef &scales, std::string *error);
+                                    const TensorRef &scales, std::string *error, const RowCount &rows = {});
 bool dynamic_per_group_scaled_quant(OpRuntime &rt, const TensorRef &out, const TensorRef &input,
                                     const TensorRef &scales, int64_t groupSize, std::string *error,
-                                    MxScaleRound round = MxScaleRound::RoundUp, bool shuffleScale = false);
+                                    MxScaleRound round = MxScaleRound::RoundUp, bool shuffleScale = false,
+                                    const RowCount &rows = {});
 bool dynamic_per_tensor_quant(OpRuntime &rt, const TensorRef &out, const TensorRef &input, const TensorRef &scale,
                               std::string *error);
 bool static_per_tensor_quant(OpRuntime &rt, const TensorRef &out, const TensorRef &input, const TensorRef &scale,
@@ -77,6 +88,9 @@ struct QuantSpec {
   /// each program 1024 columns and each thread 16 bytes instead of 2048 and 32, so a short
   /// launch spreads over more multiprocessors with half the work per thread.
   bool fewRows = false;
+  /// The kernel reads a row count ("num_rows", int32 [1]) and a factor ("num_rows_factor")
+  /// and quantizes only rows below their product (RowCount). Per token and per group.
+  bool rowCount = false;
   /// MXFP4 codes of bf16 input computed in bf16 pair arithmetic (two elements an instruction;
   /// exact, since the scaled input is itself a bf16 value): NVIDIA targets, which have it.
   bool bf16Pairs = false;
