@@ -364,6 +364,49 @@ def per_token_quant_exactness():
     results.append({"op": "dynamic_per_token_scaled_quant", "exact_vs_torch": ok, "ok": ok})
 
 
+def num_rows_in_graph():
+    """AITER's num_rows on the GPU: per-token fp8 and per-group (128) quantization captured once
+    in a CUDA graph over 1000 rows with a device row count and num_rows_factor 2; each replay
+    after a new count quantizes exactly the rows below count * 2 (codes and scales equal to a
+    full quantization's) and leaves the later rows' poison in place."""
+    global failures
+    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    m, n, factor = 1000, 7168, 2
+    x = torch.randn(m, n, device="cuda", dtype=torch.bfloat16, generator=g) * 3
+    count = torch.zeros((), device="cuda", dtype=torch.int32)
+    for group in (0, 128):
+        q = torch.empty(m, n, device="cuda", dtype=torch.float8_e4m3fn)
+        scales = torch.empty(m, n // group if group else 1, device="cuda", dtype=torch.float32)
+        full_q, full_scales = torch.empty_like(q), torch.empty_like(scales)
+
+        def quantize(out, s, **rows):
+            if group:
+                ops.dynamic_per_group_scaled_quant(out, x, s, group, **rows)
+            else:
+                ops.dynamic_per_token_scaled_quant(out, x, s, **rows)
+        quantize(full_q, full_scales)
+        quantize(q, scales, num_rows=count, num_rows_factor=factor)  # compiles outside the graph
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            quantize(q, scales, num_rows=count, num_rows_factor=factor)
+        ok = True
+        for c in (3, 0, 499, 600, 17):
+            q.view(torch.uint8).fill_(0x7F)
+            scales.fill_(float("nan"))
+            count.fill_(c)
+            graph.replay()
+            rows = min(m, c * factor)
+            ok &= (torch.equal(q.view(torch.uint8)[:rows], full_q.view(torch.uint8)[:rows])
+                   and torch.equal(scales[:rows], full_scales[:rows])
+                   and bool((q.view(torch.uint8)[rows:] == 0x7F).all()) and bool(scales[rows:].isnan().all()))
+        failures += not ok
+        name = f"dynamic_per_{'group' if group else 'token'}_scaled_quant num_rows"
+        report(f"{name} in a CUDA graph ({m} x {n} bf16 to fp8, factor {factor}, counts 3, 0, 499, 600, 17): "
+               f"{'PASS' if ok else 'FAIL'}")
+        results.append({"op": name, "ok": ok})
+    report("")
+
+
 SWIGLU_LIMIT, SWIGLU_ALPHA = 7.0, 1.702  # AITER's defaults
 
 
@@ -1113,6 +1156,7 @@ def main():
     # OPS=name,name selects benchmarks (default: all).
     benches = {"accuracy": f32_accuracy, "rmsnorm": bench_rmsnorm, "layernorm": bench_layernorm,
                "silu": lambda: bench_gated("silu"), "quant_exact": per_token_quant_exactness,
+               "quant_rows": num_rows_in_graph,
                "quant": bench_per_token_quant, "mxfp4": bench_mxfp4, "dequant_mxfp4": bench_dequant_mxfp4,
                "dequant_fp8": bench_dequant_fp8,
                "tensor_quant": bench_per_tensor_quant,
