@@ -20,9 +20,9 @@ from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
 
 import ops_bench  # same folder
-from ops_bench import (EPS, ops, report, rms_inputs, rope_inputs, triton_layernorm, triton_per_token_quant,
-                       triton_rmsnorm, triton_rope, triton_silu_and_mul, wavetile_per_token_quant, wavetile_rope,
-                       wavetile_silu_and_mul)
+from ops_bench import (EPS, captured, ops, report, rms_inputs, rope_inputs, triton_layernorm,
+                       triton_per_token_quant, triton_rmsnorm, triton_rope, triton_silu_and_mul,
+                       wavetile_per_token_quant, wavetile_rope, wavetile_silu_and_mul)
 
 ops_bench.REPORT = os.path.join(ops_bench.OUT, "kernel_timeline.md")
 CALLS, REPLAYS, ROUNDS = 20, 10, 3
@@ -48,19 +48,6 @@ CASES = {
     "silu": ("silu_and_mul (control)", randn_rows(2),
              {"wavetile": wavetile_silu_and_mul, "triton": triton_silu_and_mul}),
 }
-
-
-def captured(fn, batches, calls):
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        for inputs in batches[:2]:
-            fn(*inputs)  # compiles and autotunes outside the graph
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph, stream=stream):
-        for i in range(calls):
-            fn(*batches[i % len(batches)])
-    return graph
 
 
 def span(event):

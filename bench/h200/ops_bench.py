@@ -88,8 +88,8 @@ def reference(x, w, eps):
     return (xf * torch.rsqrt(xf.pow(2).mean(1, keepdim=True) + eps) * w.float()).to(x.dtype)
 
 
-def graph_time(fn, batches, calls=20, reps=15):
-    """Median microseconds per call of `fn(inputs)` replayed in a CUDA graph over rotating inputs."""
+def captured(fn, batches, calls=20):
+    """A CUDA graph of `calls` calls of `fn(inputs)` over the rotating input sets `batches`."""
     stream = torch.cuda.Stream()
     with torch.cuda.stream(stream):
         for inputs in batches[:2]:
@@ -99,6 +99,12 @@ def graph_time(fn, batches, calls=20, reps=15):
     with torch.cuda.graph(graph, stream=stream):
         for i in range(calls):
             fn(*batches[i % len(batches)])
+    return graph
+
+
+def graph_time(fn, batches, calls=20, reps=15):
+    """Median microseconds per call of `fn(inputs)` replayed in a CUDA graph over rotating inputs."""
+    graph = captured(fn, batches, calls)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
     for _ in range(reps):

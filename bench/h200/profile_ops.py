@@ -82,20 +82,6 @@ def a4w4_operands(m, n, k):
             lambda x, w, xs, ws, xd, wd: xd @ wd.t(), (x, w, xs, ws, xd, wd))
 
 
-def graph_of(fn, batches, calls=20):
-    """A CUDA graph of `calls` calls of fn over the rotating input sets, as ops_bench.py times it."""
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        for args in batches:
-            fn(*args)  # compiles and autotunes outside the graph
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph, stream=stream):
-        for i in range(calls):
-            fn(*batches[i % len(batches)])
-    return graph
-
-
 def main():
     # GRAPH=1: one replay of a 20-call graph over 3 input sets instead of two lone calls, for
     # `ncu --graph-profiling graph`: metrics of the steady state, each kernel starting with the
@@ -107,7 +93,7 @@ def main():
         batches = [args] + [CASES[name](*(int(d) for d in dims))[2] for _ in range(2)] if in_graph else [args]
         for fn in (ours,) if os.environ.get("ONLY_OURS") else (ours, triton_fn):
             if in_graph:
-                graph_of(fn, batches).replay()
+                b.captured(fn, batches).replay()
             else:
                 fn(*args)
                 fn(*args)

@@ -194,8 +194,9 @@ INSTANTIATE_TEST_SUITE_P(
                          : c.mode == QuantScheme::PerGroup ? "group"
                          : c.mode == QuantScheme::StaticPerTensor ? "static"
                                                                   : "tensor";
+      std::string rows = c.count >= 0 ? "_rows" + std::to_string(c.count) + "x" + std::to_string(c.factor) : "";
       return mode + "_" + dsl::dtypeName(c.in) + "_to_" + dsl::dtypeName(c.out) + "_" + std::to_string(c.m) + "x" +
-             std::to_string(c.n) + (c.count >= 0 ? "_rows" + std::to_string(c.count) + "x" + std::to_string(c.factor) : "");
+             std::to_string(c.n) + rows;
     });
 
 // Exact halves round to even, and values past int8's range clamp (random inputs almost never
