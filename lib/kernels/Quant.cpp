@@ -137,7 +137,8 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
     if (spec.rowCount) {
       Tensor count = k.tensor("num_rows", DType::i32, {Dim::fixed(1)}, /*contiguous=*/true, reach);
       Value factor = k.scalar("num_rows_factor", DType::i32);
-      rowLimit = load(count, {arange(0, 1)}).max(0) * factor;
+      // In 64 bits: count * factor may pass 2^31 (every row), where 32 bits would wrap.
+      rowLimit = load(count, {arange(0, 1)}).max(0).to(DType::i64) * factor.to(DType::i64);
     }
     // Per tensor the input is read twice. The amax pass walks the rows upward, so the last
     // ones it read are still in L2: programs launched first take them (from the last row
@@ -190,7 +191,7 @@ std::unique_ptr<Module> wavetile::ops::buildQuant(const QuantSpec &spec, std::st
       }
     };
     if (rowLimit)
-      ifThen(row < *rowLimit, quantizeRow);
+      ifThen(row.to(DType::i64) < *rowLimit, quantizeRow);
     else
       quantizeRow();
   }

@@ -173,6 +173,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{QuantScheme::PerToken, DType::bf16, DType::f8E4M3FN, 4, 31, 0, false, 0, 8},
                       Case{QuantScheme::PerGroup, DType::bf16, DType::f8E4M3FN, 515, 2176, 128, false, 101, 5},
                       Case{QuantScheme::PerGroup, DType::f32, DType::i8, 7, 96, 32, false, 9, 1},
+                      // count * factor = 2^32: every row (a 32-bit product would wrap to 0)
+                      Case{QuantScheme::PerToken, DType::bf16, DType::f8E4M3FN, 3, 64, 0, false, 1 << 30, 4},
                       Case{QuantScheme::StaticPerTensor, DType::bf16, DType::f8E4M3FN, 5, 5000, 0},
                       Case{QuantScheme::StaticPerTensor, DType::f32, DType::i8, 3, 33, 0},
                       Case{QuantScheme::StaticPerTensor, DType::f16, DType::f8E4M3FNUZ, 3, 4096, 0},
