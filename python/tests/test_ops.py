@@ -422,13 +422,14 @@ def test_rmsnorm_with_dynamicquant(group):
     np.testing.assert_array_equal(scales, scales2)
 
 
-@pytest.mark.parametrize("group,count,factor", [(0, 2, 2), (128, 1, 3), (32, 5, 1), (0, 0, 4), (32, 7, 9)])
+@pytest.mark.parametrize("group,count,factor", [(0, 2, 2), (128, 1, 3), (32, 5, 1), (0, 0, 4), (32, 7, 9),
+                                                 (128, -3, 2)])
 def test_quant_num_rows(group, count, factor):
     """AITER's num_rows (int32, one element, read by the kernel) times num_rows_factor: the
     rows below quantized as without it, the rest untouched (per token, per group, MXFP4)."""
     m, n = 7, 256
-    x = _rng(group, count, 14).normal(0, 3, (m, n)).astype(np.float32)
-    quantized = min(m, count * factor)
+    x = _rng(group, abs(count), 14).normal(0, 3, (m, n)).astype(np.float32)
+    quantized = max(0, min(m, count * factor))  # a negative count: none
     mx = group == 32
     q = np.full((m, n // 2 if mx else n), 0x6B, np.uint8 if mx else np.int8)
     scales = np.full((m, n // 32) if mx else (m, n // group if group else 1), 0x55 if mx else np.nan,
