@@ -20,7 +20,7 @@ namespace {
 
 constexpr const char *kQuantFlags =
     "QUANT: out=f8E4M3FN|f8E4M3FNUZ|i8 (default f8E4M3FN) or out=f4E2M1FN:group=32[:round=0-3][:shuffle] for "
-    "MXFP4, group=G per group";
+    "MXFP4, group=G[:shuffle] per group (shuffle: scales transposed, AITER's)";
 constexpr const char *kCommonFlags = "DTYPE f32, f16 or bf16; a16: 16-byte aligned pointers and rows";
 
 /// The op families of the catalogue: the names each starts with and their syntax.
@@ -143,8 +143,8 @@ bool parseQuantFlags(std::vector<std::string_view> &flags, RowQuant &quant, int6
       *error = "MXFP4 (out=f4E2M1FN) needs group=32 and an even hidden size";
       return false;
     }
-  } else if (quant.shuffleScales) {
-    *error = "shuffle applies to MXFP4 scales only";
+  } else if (quant.shuffleScales && quant.scheme != QuantScheme::PerGroup) {
+    *error = "shuffle applies to MXFP4 and per-group scales only";
     return false;
   }
   if (quant.group && (quant.group & (quant.group - 1) || quant.group < 32 || quant.group > 128 || hidden % quant.group) &&

@@ -403,6 +403,8 @@ bool launchQuantizingRmsNorm(const std::string &op, OpRuntime &rt, const TensorR
   quant.shuffleScales = shuffleScale;
   if (groupSize != 0 && groupSize != 32 && groupSize != 64 && groupSize != 128)
     return opError(error, op, "group_size must be 0 (per token), 32, 64 or 128, got " + std::to_string(groupSize));
+  if (shuffleScale && out.dtype != DType::f4E2M1FN)
+    return opError(error, op, "shuffled scales are MXFP4's (an f4E2M1FN 'out' with group_size 32)");
   if (!checkQuantOutputs(check, op, quant, out, input, yscale, error))
     return false;
   NormSpec spec{NormKind::RMS, input.dtype, input.shape[1], residualIn != nullptr, false,

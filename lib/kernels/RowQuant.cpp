@@ -180,7 +180,10 @@ RowQuantizer::RowQuantizer(KernelBuilder &k, const RowQuant &quant, int64_t hidd
     scales_ = k.tensor("scales", DType::f32, {rows}, /*contiguous=*/true, reach);
     break;
   case QuantScheme::PerGroup:
-    scales_ = k.tensor("scales", DType::f32, {rows, Dim::fixed(hidden / quant.group)}, packed, reach);
+    if (quant.shuffleScales) // AITER's shuffle of f32 group scales: [groups, M], M from the launch
+      scales_ = k.tensor("scales", DType::f32, {Dim::fixed(hidden / quant.group), Dim::dynamic()}, false, reach);
+    else
+      scales_ = k.tensor("scales", DType::f32, {rows, Dim::fixed(hidden / quant.group)}, packed, reach);
     break;
   case QuantScheme::Mx:
     if (quant.shuffleScales) // addressed by the shuffle formula
@@ -338,7 +341,8 @@ void RowQuantizer::storeGroups(Value row, Value c0, Value columns, Value x, int6
   const int64_t group = quant_.group, groups = block / group;
   Value amax = abs(x).reshape({groups, group}).max(1);
   Value scale = scaleOfAmax(amax);
-  store(*scales_, {row, c0 / group + arange(0, int32_t(groups))}, scale);
+  Value g = c0 / group + arange(0, int32_t(groups));
+  store(*scales_, quant_.shuffleScales ? std::vector<Operand>{g, row} : std::vector<Operand>{row, g}, scale);
   auto perElement = [&](Value v) { return v.expand(1).broadcastTo({groups, group}).reshape({block}); };
   Divisor perGroup = divisorOf(scale, quant_.refinedReciprocal);
   Divisor divisor{perElement(perGroup.scaled), perElement(perGroup.reciprocal), perElement(perGroup.factor)};
@@ -391,6 +395,26 @@ void RowQuantizer::finishRow(Value row, int64_t block) {
   storeShuffledScales(row, int32_t(covered) + arange(0, int32_t(count)), zeros({count}, DType::i8));
 }
 
+/// The [groups, M] view of shuffled f32 group scales: AITER writes the scale of (row r, group
+/// g) at g * M + r of their [M, groups] buffer (the K-block-major x_scale of blockscale GEMMs).
+static TensorRef transposedScales(const TensorRef &scales) {
+  const int64_t m = scales.shape[0], groups = scales.shape[1];
+  return {scales.data, DType::f32, {groups, m}, {m, 1}};
+}
+
+/// Shuffled f32 group scales: [M, groups], one block of memory read row-major (as AITER
+/// allocates it) or as the transpose of a [groups, M] buffer, which is the same memory.
+static bool checkTransposedScales(const ArgumentChecker &check, const std::string &op, const TensorRef &scales,
+                                  int64_t m, int64_t groups, std::string *error) {
+  if (scales.dtype != DType::f32 || scales.shape != std::vector<int64_t>{m, groups})
+    return check.shaped("scales", scales, DType::f32, {m, groups});
+  auto strideIs = [&](int dim, int64_t stride) { return scales.shape[dim] == 1 || scales.strides[dim] == stride; };
+  if (!(strideIs(0, groups) && strideIs(1, 1)) && !(strideIs(0, 1) && strideIs(1, m)))
+    return opError(error, op, "shuffled f32 'scales' must be one contiguous block of M x N/group_size floats, got "
+                              "strides " + shapeText(scales.strides));
+  return check.written("scales", transposedScales(scales));
+}
+
 /// Checks `out` and `scales` (or `scale`) for `quant` over `input` [M, N]; fills in the
 /// scheme's dtype from `out`.
 bool wavetile::ops::checkQuantOutputs(const ArgumentChecker &check, const std::string &op, RowQuant &quant, const TensorRef &out,
@@ -416,8 +440,8 @@ bool wavetile::ops::checkQuantOutputs(const ArgumentChecker &check, const std::s
             opError(error, op, "shuffled 'scales' must be contiguous")) &&
            check.written("scales", scales);
   }
-  if (quant.shuffleScales)
-    return opError(error, op, "shuffled scales are MXFP4's (an f4E2M1FN 'out' with group_size 32)");
+  if (quant.shuffleScales && quant.scheme != QuantScheme::PerGroup)
+    return opError(error, op, "shuffled scales are MXFP4's or per group's");
   if (quantMax(out.dtype) == 0 || out.dtype == DType::f4E2M1FN)
     return opError(error, op, std::string("'out' has dtype ") + dsl::dtypeName(out.dtype) +
                                   "; expected f8E4M3FN, f8E4M3FNUZ or i8");
@@ -431,6 +455,8 @@ bool wavetile::ops::checkQuantOutputs(const ArgumentChecker &check, const std::s
     if (n % quant.group)
       return opError(error, op, "the hidden size " + std::to_string(n) + " is not a multiple of group_size " +
                                     std::to_string(quant.group));
+    if (quant.shuffleScales)
+      return checkTransposedScales(check, op, scales, m, n / quant.group, error);
     return check.shaped("scales", scales, DType::f32, {m, n / quant.group}) && check.written("scales", scales);
   case QuantScheme::PerToken: {
     TensorRef flat = scales;
@@ -460,7 +486,8 @@ void wavetile::ops::quantOutputArgs(NamedArgs &args, const RowQuant &quant, cons
   if (quant.scheme == QuantScheme::PerToken)
     args.tensor("scales", {scales.data, DType::f32, {out.shape[0]}, {scales.strides[0]}});
   else
-    args.tensor(quant.scheme == QuantScheme::PerGroup ? "scales" : "scale", scales);
+    args.tensor(quant.scheme == QuantScheme::PerGroup ? "scales" : "scale",
+                quant.shuffleScales ? transposedScales(scales) : scales);
 }
 
 /// Rows a quantizing kernel's grid covers: shuffled MXFP4 scales pad rows to 32.

@@ -140,14 +140,16 @@ def test_outputs_are_writable_and_unshared():
     codes = np.zeros((4, 16), np.uint8)
     codes.setflags(write=False)  # a byte output travels as (address, dtype, ...): its flag too
     with pytest.raises(ops.OpError, match="'out' is read-only"):
-        ops.dynamic_per_group_scaled_quant(codes, np.zeros((4, 32), np.float32), np.zeros((4, 1), np.uint8), 32)
+        ops.dynamic_per_group_scaled_quant(codes, np.zeros((4, 32), np.float32), np.zeros((4, 1), np.uint8), 32,
+                                           shuffle_scale=False)
     shared = np.lib.stride_tricks.as_strided(np.zeros(8, np.float32), (4, 8), (0, 4), writeable=True)
     with pytest.raises(ops.OpError, match=r"silu_and_mul: 'out' has elements that share memory \(shape \[4, 8\], "
                                           r"strides \[0, 1\]\)"):
         ops.silu_and_mul(shared, np.zeros((4, 16), np.float32))
     one_scale = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), (4, 1), (0, 4), writeable=True)
     with pytest.raises(ops.OpError, match="dynamic_per_group_scaled_quant: 'scales' has elements that share memory"):
-        ops.dynamic_per_group_scaled_quant(np.zeros((4, 32), np.int8), np.zeros((4, 32), np.float32), one_scale, 32)
+        ops.dynamic_per_group_scaled_quant(np.zeros((4, 32), np.int8), np.zeros((4, 32), np.float32), one_scale, 32,
+                                           shuffle_scale=False)
     overlapping = np.lib.stride_tricks.as_strided(np.zeros(16, np.float32), (4, 8), (8, 4), writeable=True)
     with pytest.raises(ops.OpError, match="'out' has elements that share memory"):
         ops.rmsnorm2d_fwd_with_add(overlapping, x, x.copy(), np.zeros((4, 8), np.float32), w, 1e-5)
@@ -295,7 +297,7 @@ def test_int8_quant(group):
     q = np.full((m, n), 99, np.int8)
     if group:
         scales = np.full((m, n // group), np.nan, np.float32)
-        ops.dynamic_per_group_scaled_quant(q, x, scales, group)
+        ops.dynamic_per_group_scaled_quant(q, x, scales, group, shuffle_scale=False)
         amax = np.abs(x).reshape(m, n // group, group).max(axis=2)
         expected_scales = _nonzero_scales(amax / np.float32(127))
         per_element = np.repeat(expected_scales, group, axis=1)
@@ -415,7 +417,7 @@ def test_rmsnorm_with_dynamicquant(group):
     ops.rmsnorm2d_fwd_with_add(normalized, x, residual, np.empty_like(x), w, 1e-5)
     q2, scales2 = np.empty_like(q), np.empty_like(scales)
     if group:
-        ops.dynamic_per_group_scaled_quant(q2, normalized, scales2, group)
+        ops.dynamic_per_group_scaled_quant(q2, normalized, scales2, group, shuffle_scale=False)
     else:
         ops.dynamic_per_token_scaled_quant(q2, normalized, scales2)
     np.testing.assert_array_equal(q, q2)
@@ -437,8 +439,8 @@ def test_quant_num_rows(group, count, factor):
     q_all, scales_all = q.copy(), scales.copy()
     num_rows = np.array(count, np.int32)  # AITER passes torch.tensor(tokens, dtype=torch.int)
     if group:
-        ops.dynamic_per_group_scaled_quant(q, x, scales, group, num_rows=num_rows, num_rows_factor=factor)
-        ops.dynamic_per_group_scaled_quant(q_all, x, scales_all, group)
+        ops.dynamic_per_group_scaled_quant(q, x, scales, group, False, num_rows=num_rows, num_rows_factor=factor)
+        ops.dynamic_per_group_scaled_quant(q_all, x, scales_all, group, False)
     else:
         ops.dynamic_per_token_scaled_quant(q, x, scales, num_rows=num_rows, num_rows_factor=factor)
         ops.dynamic_per_token_scaled_quant(q_all, x, scales_all)
@@ -450,6 +452,51 @@ def test_quant_num_rows(group, count, factor):
         codes, expected_scales = _mxfp4_reference(x, 1)
         np.testing.assert_array_equal(q_all, codes)
         np.testing.assert_array_equal(scales_all, expected_scales)
+
+
+@pytest.mark.parametrize("group,m", [(32, 37), (128, 5), (64, 1)])
+def test_group_quant_shuffled_scales(group, m):
+    """AITER's defaults (group 32, shuffle_scale=True): f32 group scales transposed in their
+    [M, N / group] buffer, the scale of (row r, group g) at g * M + r; the codes as unshuffled.
+    The transposed view of a [N / group, M] buffer holds the same memory."""
+    n = 512
+    x = _rng(group, m, 15).normal(0, 3, (m, n)).astype(np.float32)
+    q, plain = np.full((m, n), 0x6B, np.int8), np.full((m, n // group), np.nan, np.float32)
+    ops.dynamic_per_group_scaled_quant(q, x, plain, group, shuffle_scale=False)
+    shuffled_q, shuffled = np.full_like(q, 0x6B), np.full_like(plain, np.nan)
+    if group == 32:
+        ops.dynamic_per_group_scaled_quant(shuffled_q, x, shuffled)
+    else:
+        ops.dynamic_per_group_scaled_quant(shuffled_q, x, shuffled, group)
+    np.testing.assert_array_equal(shuffled_q, q)
+    np.testing.assert_array_equal(shuffled.reshape(-1), plain.T.reshape(-1))
+    for shuffle in (True, False):  # a transposed view: the same block of memory either way
+        block = np.full((n // group, m), np.nan, np.float32)
+        ops.dynamic_per_group_scaled_quant(np.empty_like(q), x, block.T, group, shuffle_scale=shuffle)
+        np.testing.assert_array_equal(block.T, plain)
+    # Unshuffled, a K-block-major view is addressed as it is, with a row count too.
+    block = np.full((n // group, m), np.nan, np.float32)
+    rows = (m + 1) // 2
+    ops.dynamic_per_group_scaled_quant(np.empty_like(q), x, block.T, group, shuffle_scale=False,
+                                       num_rows=np.array([rows], np.int32))
+    np.testing.assert_array_equal(block.T[:rows], plain[:rows])
+    assert np.isnan(block.T[rows:]).all()
+    with pytest.raises(ops.OpError, match="shuffled f32 'scales' must be one contiguous block"):
+        ops.dynamic_per_group_scaled_quant(q, x, np.zeros((m, 2 * n // group), np.float32)[:, ::2], group)
+    with pytest.raises(ops.OpError, match=r"num_rows is not supported with shuffled \(transposed\) f32 scales"):
+        ops.dynamic_per_group_scaled_quant(q, x, plain, group, num_rows=np.array([1], np.int32))
+
+
+def test_group_quant_fp4_name():
+    """AITER's older MXFP4-only name, with its defaults (group 32, shuffled e8m0 scales)."""
+    x = _rng(16).normal(0, 3, (9, 96)).astype(np.float32)
+    codes, scales = ops.per_1x32_f4_quant(x, shuffle=True)
+    got, got_scales = np.full_like(codes, 0x6B), np.zeros_like(scales)
+    ops.dynamic_per_group_scaled_quant_fp4(got, x, got_scales)
+    np.testing.assert_array_equal(got, codes)
+    np.testing.assert_array_equal(got_scales, scales)
+    with pytest.raises(ops.OpError, match="'out' must be packed fp4"):
+        ops.dynamic_per_group_scaled_quant_fp4(np.zeros((9, 96), np.int8), x, np.zeros((9, 3), np.float32))
 
 
 def test_quant_errors():
@@ -766,7 +813,7 @@ def test_rmsnorm_dynamicquant_without_add(dtype, m, n, group, t5):
     normalized = ops.rmsnorm2d_fwd(x, w, 1e-5, use_model_sensitive_rmsnorm=t5)
     q2, scales2 = np.empty_like(q), np.empty((m, n // span), np.float32)
     if group:
-        ops.dynamic_per_group_scaled_quant(q2, normalized, scales2, group)
+        ops.dynamic_per_group_scaled_quant(q2, normalized, scales2, group, shuffle_scale=False)
     else:
         ops.dynamic_per_token_scaled_quant(q2, normalized, scales2)
     np.testing.assert_array_equal(q, q2, f"seed {SEED}")

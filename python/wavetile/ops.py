@@ -143,19 +143,31 @@ def dynamic_per_token_scaled_quant(out, input, scales, num_rows=None, num_rows_f
              num_rows_factor)
 
 
-def dynamic_per_group_scaled_quant(out, input, scales, group_size=128, shuffle_scale=False, round_mode=1,
+def dynamic_per_group_scaled_quant(out, input, scales, group_size=32, shuffle_scale=True, round_mode=1,
                                    num_rows=None, num_rows_factor=1):
     """As per token, with one scale per group of `group_size` (32, 64, 128) columns:
-    scales [M, N / group_size]. MXFP4 when `out` is packed fp4 ([M, N/2],
+    f32 scales [M, N / group_size]; shuffled (AITER's default) they are transposed in that
+    buffer, the scale of (row m, group g) at g * M + m: the K-block-major x_scale of
+    gemm_a8w8_blockscale. MXFP4 when `out` is packed fp4 ([M, N/2],
     torch.float4_e2m1fn_x2 or uint8) with group 32: e8m0 `scales` [M, ceil(N/32)], or
     AITER's shuffled layout [roundup(M, 256), roundup(ceil(N/32), 8)] with shuffle_scale;
     round_mode is AITER's MxScaleRoundMode (0 RoundDown, 1 RoundUp, 2 Even, 3 Ceil).
     num_rows and num_rows_factor as per token (nor are the shuffled scales' padding rows from
-    that count on written)."""
+    that count on written; not with shuffled f32 scales)."""
     runtime, stream = _runtime(out, input, scales, *([] if num_rows is None else [num_rows]))
     q, s = _mx(out, scales)
     _C.quant(runtime, stream, "dynamic_per_group_scaled_quant", q, input, s, group_size, round_mode,
              bool(shuffle_scale), num_rows, num_rows_factor)
+
+
+def dynamic_per_group_scaled_quant_fp4(out, input, scales, group_size=32, shuffle_scale=True, round_mode=1,
+                                       num_rows=None, num_rows_factor=1):
+    """AITER's older MXFP4-only name of dynamic_per_group_scaled_quant: `out` must be packed fp4."""
+    if str(out.dtype).removeprefix("torch.") not in ("uint8", "float4_e2m1fn_x2"):
+        raise OpError("dynamic_per_group_scaled_quant_fp4: 'out' must be packed fp4 (float4_e2m1fn_x2 or uint8); "
+                      "use dynamic_per_group_scaled_quant for fp8 and int8")
+    dynamic_per_group_scaled_quant(out, input, scales, group_size, shuffle_scale, round_mode, num_rows,
+                                   num_rows_factor)
 
 
 def per_1x32_f4_quant(input, shuffle=False, round_mode=1):

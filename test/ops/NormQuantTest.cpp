@@ -268,6 +268,12 @@ TEST(NormQuantOp, RefusesBadArguments) {
                                           TensorRef::contiguous(w.data(), DType::f32, {64}), 1e-5f, 0, 0, false,
                                           &error),
           "'out' has dtype f16; expected f8E4M3FN, f8E4M3FNUZ or i8");
+  // Shuffled scales are the MXFP4 ones here (the quantization op also transposes f32 ones).
+  refuses(rmsnorm2d_fwd_with_dynamicquant(*host.runtime, TensorRef::contiguous(q.data(), DType::i8, {3, 64}), in,
+                                          TensorRef::contiguous(s.data(), DType::f32, {3, 2}),
+                                          TensorRef::contiguous(w.data(), DType::f32, {64}), 1e-5f, 0, 32, true,
+                                          &error),
+          "shuffled scales are MXFP4's (an f4E2M1FN 'out' with group_size 32)");
   EXPECT_EQ(host.runtime->loadedModules(), 0u);
 }
 

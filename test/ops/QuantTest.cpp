@@ -53,12 +53,13 @@ struct Case {
   // Per token and per group: quantize rows below count * factor only (RowCount); -1: all rows.
   int32_t count = -1;
   int64_t factor = 1;
+  bool shuffled = false; // per group: AITER's shuffled f32 scales, (row r, group g) at g * M + r
 };
 
 class QuantTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(QuantTest, MatchesReferenceBitForBit) {
-  auto [mode, inType, outType, m, n, group, packed, count, factor] = GetParam();
+  auto [mode, inType, outType, m, n, group, packed, count, factor, shuffled] = GetParam();
   std::string error;
   wavetile::test::HostOps host;
   ASSERT_TRUE(host.runtime);
@@ -95,7 +96,7 @@ TEST_P(QuantTest, MatchesReferenceBitForBit) {
             : mode == QuantScheme::PerGroup
                 ? dynamic_per_group_scaled_quant(*runtime, o, in,
                                                  TensorRef::contiguous(scales.data(), DType::f32, {m, n / group}),
-                                                 group, &error, MxScaleRound::RoundUp, false, rows)
+                                                 group, &error, MxScaleRound::RoundUp, shuffled, rows)
                 : static_per_tensor_quant(*runtime, o, in, TensorRef::contiguous(scales.data(), DType::f32, {1}), &error);
   ASSERT_TRUE(ok) << error;
 
@@ -124,7 +125,8 @@ TEST_P(QuantTest, MatchesReferenceBitForBit) {
         if (mode == QuantScheme::DynamicPerTensor)
           amax = tensorAmax;
         scale = amax / qmax == 0 ? 1.f : amax / qmax;
-        float got = scales[mode == QuantScheme::PerGroup ? r * (n / group) + start / group
+        const int64_t g = start / span;
+        float got = scales[mode == QuantScheme::PerGroup ? (shuffled ? g * m + r : r * (n / group) + g)
                            : mode == QuantScheme::PerToken ? r
                                                            : 0];
         if (got != scale && bad++ < 5)
@@ -167,6 +169,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{QuantScheme::PerGroup, DType::f32, DType::f8E4M3FN, 1000, 64, 64},
                       // From kFewQuantRows rows: chunks of 2048 columns, 32 bytes per thread
                       Case{QuantScheme::PerGroup, DType::bf16, DType::f8E4M3FN, 515, 2176, 128},
+                      // Shuffled f32 scales: transposed into their [M, N / group] buffer.
+                      Case{QuantScheme::PerGroup, DType::bf16, DType::f8E4M3FN, 37, 4096, 128, false, -1, 1, true},
+                      Case{QuantScheme::PerGroup, DType::f16, DType::i8, 515, 2176, 32, false, -1, 1, true},
+                      Case{QuantScheme::PerGroup, DType::f32, DType::f8E4M3FNUZ, 1, 320, 64, false, -1, 1, true},
                       // A row count read by the kernel (AITER's num_rows * num_rows_factor).
                       Case{QuantScheme::PerToken, DType::bf16, DType::f8E4M3FN, 9, 4096, 0, false, 2, 3},
                       Case{QuantScheme::PerToken, DType::f16, DType::i8, 5, 20000, 0, false, 1, 3},
@@ -198,7 +204,7 @@ INSTANTIATE_TEST_SUITE_P(
                                                                   : "tensor";
       std::string rows = c.count >= 0 ? "_rows" + std::to_string(c.count) + "x" + std::to_string(c.factor) : "";
       return mode + "_" + dsl::dtypeName(c.in) + "_to_" + dsl::dtypeName(c.out) + "_" + std::to_string(c.m) + "x" +
-             std::to_string(c.n) + rows;
+             std::to_string(c.n) + rows + (c.shuffled ? "_shuffled" : "");
     });
 
 // Exact halves round to even, and values past int8's range clamp (random inputs almost never
@@ -598,6 +604,18 @@ TEST(QuantOp, RefusesBadArguments) {
   const TensorRef one = TensorRef::contiguous(counts, DType::i32, {});
   refuses(dynamic_per_token_scaled_quant(*runtime, out, in, scales, &error, {&one, -1}),
           "num_rows_factor must be in [0, 2^31), got -1");
+  // Shuffled f32 group scales are one block of M x N/group floats, written transposed.
+  std::vector<float> wideScales(16);
+  refuses(dynamic_per_group_scaled_quant(*runtime, TensorRef::contiguous(q.data(), DType::i8, {2, 32}),
+                                         TensorRef::contiguous(a.data(), DType::f32, {2, 32}),
+                                         TensorRef{wideScales.data(), DType::f32, {2, 1}, {8, 2}}, 32, &error,
+                                         MxScaleRound::RoundUp, true),
+          "shuffled f32 'scales' must be one contiguous block of M x N/group_size floats, got strides [8, 2]");
+  refuses(dynamic_per_group_scaled_quant(*runtime, TensorRef::contiguous(q.data(), DType::i8, {2, 32}),
+                                         TensorRef::contiguous(a.data(), DType::f32, {2, 32}),
+                                         TensorRef::contiguous(s.data(), DType::f32, {2, 1}), 32, &error,
+                                         MxScaleRound::RoundUp, true, {&one}),
+          "num_rows is not supported with shuffled (transposed) f32 scales");
   EXPECT_EQ(runtime->loadedModules(), 0u);
 }
 

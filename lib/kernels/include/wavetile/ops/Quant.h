@@ -5,7 +5,9 @@
 // (max 127), with f32 scales such that input ≈ out * scale:
 //   dynamic_per_token_scaled_quant   scales [M] (or [M, 1]): scale = amax(row) / max
 //   dynamic_per_group_scaled_quant   scales [M, N / group] (group 32, 64 or 128 dividing N):
-//                                    scale = amax(group) / max
+//                                    scale = amax(group) / max; with shuffleScale (AITER's
+//                                    shuffle of f32 scales) transposed in that block of
+//                                    memory: (row m, group g) at g * M + m
 //   dynamic_per_tensor_quant         scale [1] written: scale = amax(input) / max
 //   static_per_tensor_quant          scale [1] given: out = quantize(x / scale)
 // A zero scale becomes 1 (AITER's rule), so all-zero rows quantize to zeros. Quantizing
