@@ -387,7 +387,7 @@ def num_rows_in_graph():
 
         def quantize(out, s, **rows):
             if group:
-                ops.dynamic_per_group_scaled_quant(out, x, s, group, **rows)
+                ops.dynamic_per_group_scaled_quant(out, x, s, group, False, **rows)
             else:
                 ops.dynamic_per_token_scaled_quant(out, x, s, **rows)
         quantize(full_q, full_scales)
@@ -410,6 +410,34 @@ def num_rows_in_graph():
         report(f"{name} in a CUDA graph ({m} x {n} bf16 to fp8, factor {factor}, counts 3, 0, 499, 600, 17): "
                f"{'PASS' if ok else 'FAIL'}")
         results.append({"op": name, "ok": ok})
+    report("")
+
+
+def shuffled_group_scales():
+    """AITER's shuffled f32 group scales on the GPU: per-group (128) fp8 quantization with
+    shuffle_scale writes the scales transposed in their [M, N/128] buffer (the codes as
+    unshuffled), and gemm_a8w8_blockscale reading that buffer K-block-major gives the same
+    output as with row-major scales."""
+    global failures
+    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    m, n, k, group = 1000, 512, 7168, 128
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g) * 3
+    w = (torch.randn(n, k, device="cuda", generator=g) * 0.1).to(torch.float8_e4m3fn)
+    w_scale = torch.rand(n // group, k // group, device="cuda", generator=g) + 0.5
+    q, plain = torch.empty(m, k, device="cuda", dtype=torch.float8_e4m3fn), torch.empty(m, k // group, device="cuda")
+    ops.dynamic_per_group_scaled_quant(q, x, plain, group, shuffle_scale=False)
+    shuffled_q, shuffled = torch.empty_like(q), torch.full_like(plain, float("nan"))
+    ops.dynamic_per_group_scaled_quant(shuffled_q, x, shuffled, group, shuffle_scale=True)
+    k_block_major = shuffled.view(k // group, m).t()
+    y_shuffled = ops.gemm_a8w8_blockscale(q, w, k_block_major, w_scale)
+    y_plain = ops.gemm_a8w8_blockscale(q, w, plain, w_scale)
+    ok = (torch.equal(shuffled_q.view(torch.uint8), q.view(torch.uint8)) and torch.equal(k_block_major, plain)
+          and torch.equal(y_shuffled, y_plain))
+    failures += not ok
+    report(f"dynamic_per_group_scaled_quant shuffled f32 scales ({m} x {k} bf16 to fp8, group {group}) into "
+           f"gemm_a8w8_blockscale K-block-major: {'PASS' if ok else 'FAIL'} (GEMM outputs differ by at most "
+           f"{(y_shuffled.float() - y_plain.float()).abs().max().item():g})")
+    results.append({"op": "dynamic_per_group_scaled_quant shuffled scales", "ok": ok})
     report("")
 
 
@@ -1066,7 +1094,7 @@ def wavetile_group_quant(x):
     m, n = x.shape
     out = torch.empty(m, n, device=x.device, dtype=torch.float8_e4m3fn)
     scales = torch.empty(m, n // QUANT_GROUP, device=x.device, dtype=torch.float32)
-    ops.dynamic_per_group_scaled_quant(out, x, scales, group_size=QUANT_GROUP)
+    ops.dynamic_per_group_scaled_quant(out, x, scales, group_size=QUANT_GROUP, shuffle_scale=False)
     return out, scales
 
 
@@ -1162,7 +1190,7 @@ def main():
     # OPS=name,name selects benchmarks (default: all).
     benches = {"accuracy": f32_accuracy, "rmsnorm": bench_rmsnorm, "layernorm": bench_layernorm,
                "silu": lambda: bench_gated("silu"), "quant_exact": per_token_quant_exactness,
-               "quant_rows": num_rows_in_graph,
+               "quant_rows": num_rows_in_graph, "shuffled_scales": shuffled_group_scales,
                "quant": bench_per_token_quant, "mxfp4": bench_mxfp4, "dequant_mxfp4": bench_dequant_mxfp4,
                "dequant_fp8": bench_dequant_fp8,
                "tensor_quant": bench_per_tensor_quant,
