@@ -108,7 +108,7 @@ def start_table(title, columns):
     b.report("")
     b.report("| " + " | ".join(columns) + " |")
     b.report("|" + "---|" * len(columns))
-    return torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    return b.fresh_generator()
 
 
 def forced_configs(shapes):
@@ -489,7 +489,7 @@ def odd_shape_numerics():
     poisoned first."""
     b.report("## odd shapes (numerics only)")
     b.report("")
-    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    g = b.fresh_generator()
     for m, n, k in [(1, 129, 200), (5, 75, 161), (17, 1000, 1100), (130, 75, 4104), (67, 300, 999)]:
         x, w = bf16_case(m, n, k, g)
         for config in (None, (16, 64, 64, 3, 4, 4)):

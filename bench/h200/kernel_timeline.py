@@ -82,7 +82,7 @@ def split(fn, batches):
 
 
 def main():
-    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    g = ops_bench.fresh_generator()
     ms = [int(v) for v in os.environ.get("MS", "1,32,4096").split(",")]
     n = int(os.environ.get("N", "4096"))
     chosen = os.environ.get("OPS", ",".join(CASES)).split(",")

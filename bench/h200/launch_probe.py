@@ -121,7 +121,7 @@ def call_costs():
 
 
 def main():
-    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    g = ops_bench.fresh_generator()
     tokens = [int(v) for v in os.environ.get("MS", "1,32").split(",")]
     n = 4096
     if os.environ.get("PROFILE") == "1":

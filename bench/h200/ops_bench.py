@@ -88,6 +88,11 @@ def reference(x, w, eps):
     return (xf * torch.rsqrt(xf.pow(2).mean(1, keepdim=True) + eps) * w.float()).to(x.dtype)
 
 
+def fresh_generator():
+    """A CUDA generator with a seed from the OS: fresh inputs in every run."""
+    return torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+
+
 def captured(fn, batches, calls=20):
     """A CUDA graph of `calls` calls of `fn(inputs)` over the rotating input sets `batches`."""
     stream = torch.cuda.Stream()
@@ -178,7 +183,7 @@ def bench_op(op, dims, make, impls, wavetile_call, reference, moved_bytes, copy_
     report(f"| M | {dims} | copy µs | wavetile µs | TB/s | % copy | " + " | ".join(f"{n} µs" for n in names[1:]) +
            " | " + " | ".join(f"vs {n}" for n in names[1:]) + f" | {measure} |" + (" triton's |" if exact else ""))
     report("|" + "---|" * (7 + 2 * (len(names) - 1) + bool(exact)))
-    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    g = fresh_generator()
     for n in NS:
         for m in MS:
             one = make(m, n, g)
@@ -353,7 +358,7 @@ def per_token_quant_exactness():
     """Codes and scales of Wavetile's fp8 per-token quantization equal torch's (both divide
     in f32 and round to nearest even) on the GPU."""
     global failures
-    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    g = fresh_generator()
     x = torch.randn(513, 7168, device="cuda", dtype=torch.bfloat16, generator=g) * 3
     x[7] = 0
     q, scales = wavetile_per_token_quant(x)
@@ -376,7 +381,7 @@ def num_rows_in_graph():
     after a new count quantizes exactly the rows below count * 2 (codes and scales equal to a
     full quantization's) and leaves the later rows' poison in place."""
     global failures
-    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    g = fresh_generator()
     m, n, factor = 1000, 7168, 2
     x = torch.randn(m, n, device="cuda", dtype=torch.bfloat16, generator=g) * 3
     count = torch.zeros((), device="cuda", dtype=torch.int32)
@@ -419,7 +424,7 @@ def shuffled_group_scales():
     unshuffled), and gemm_a8w8_blockscale reading that buffer K-block-major gives the same
     output as with row-major scales."""
     global failures
-    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    g = fresh_generator()
     m, n, k, group = 1000, 512, 7168, 128
     x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=g) * 3
     w = (torch.randn(n, k, device="cuda", generator=g) * 0.1).to(torch.float8_e4m3fn)
@@ -1157,7 +1162,7 @@ def f32_accuracy():
     report("")
     report("| op | max error / max(1, abs(reference)) | status |")
     report("|---|---|---|")
-    g = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    g = fresh_generator()
     x32 = torch.rand(64, 2 * 4099, device="cuda", generator=g) * 18 - 9  # as the host tests
     xr = x32.double()  # references from the f32 inputs the kernels see
     gate, up = xr[:, :4099], xr[:, 4099:]
