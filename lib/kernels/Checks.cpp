@@ -10,6 +10,17 @@ using namespace wavetile::ops;
 using dsl::bitWidth;
 using dsl::dtypeName;
 
+bool wavetile::ops::kBlockMajor(const TensorRef &t) {
+  return t.rank() == 2 && t.shape[0] > 1 && t.shape[1] > 1 && t.strides[0] == 1;
+}
+
+TensorRef wavetile::ops::transposed(const TensorRef &t) {
+  TensorRef result = t;
+  result.shape = {t.shape[1], t.shape[0]};
+  result.strides = {t.strides[1], t.strides[0]};
+  return result;
+}
+
 std::string wavetile::ops::shapeText(const std::vector<int64_t> &shape) {
   std::string text = "[";
   for (size_t d = 0; d < shape.size(); ++d)

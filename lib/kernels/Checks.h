@@ -29,6 +29,12 @@ bool contiguous(const std::vector<const TensorRef *> &tensors);
 /// AMD buffer resources (Reach::within2GiB; part of a specialization).
 bool within2GiB(const std::vector<const TensorRef *> &tensors);
 
+/// Whether a 2-D tensor of more than one row and column has unit stride along its rows: scales
+/// stored K-block-major, which kernels read as their transpose.
+bool kBlockMajor(const TensorRef &t);
+/// The transpose of a 2-D tensor: the same memory, shape and strides swapped.
+TensorRef transposed(const TensorRef &t);
+
 /// A shape or strides as errors print them: [4, 8].
 std::string shapeText(const std::vector<int64_t> &shape);
 

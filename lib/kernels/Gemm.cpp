@@ -701,11 +701,8 @@ bool wavetile::ops::gemm_a8w8_blockscale(OpRuntime &rt, const TensorRef &out, co
   spec.blockScaled = true;
   // x_scale [M, K/128] either row-major or K-block-major (unit stride along M, as AITER's
   // preshuffled-weight kernels take it): the kernel reads the latter as its transpose.
-  spec.xScaleKBlockMajor =
-      xScale.shape == std::vector<int64_t>{m, blocks} && m > 1 && blocks > 1 && xScale.strides[0] == 1;
-  TensorRef xScaleRead = xScale;
-  if (spec.xScaleKBlockMajor)
-    xScaleRead = TensorRef{xScale.data, xScale.dtype, {blocks, m}, {xScale.strides[1], 1}};
+  spec.xScaleKBlockMajor = xScale.shape == std::vector<int64_t>{m, blocks} && kBlockMajor(xScale);
+  const TensorRef xScaleRead = spec.xScaleKBlockMajor ? transposed(xScale) : xScale;
   if (!(spec.xScaleKBlockMajor ? check.shaped("x_scale", xScaleRead, DType::f32, {blocks, m})
                                : check.shaped("x_scale", xScale, DType::f32, {m, blocks})) ||
       !check.shaped("w_scale", wScale, DType::f32, {(n + 127) / 128, blocks}))

@@ -281,13 +281,12 @@ bool wavetile::ops::dynamic_per_group_scaled_quant(OpRuntime &rt, const TensorRe
   quant.round = round;
   // f32 scales viewed K-block-major (unit stride along M, as gemm_a8w8_blockscale may read
   // them) lie in memory as shuffled ones: the same kernel writes them.
-  const bool kBlockMajor = scales.rank() == 2 && scales.shape[0] > 1 && scales.shape[1] > 1 &&
-                           scales.strides[0] == 1 && scales.strides[1] == scales.shape[0];
+  const bool viewedKBlockMajor = kBlockMajor(scales) && scales.strides[1] == scales.shape[0];
   const bool f32Scales = scales.dtype == DType::f32 && out.dtype != DType::f4E2M1FN;
   // AITER transposes shuffled f32 scales by the live row count (num_rows * factor), not by M.
   if (shuffleScale && f32Scales && rows.count)
     return opError(error, QuantSpec{quant}.name(), "num_rows is not supported with shuffled (transposed) f32 scales");
-  quant.shuffleScales = shuffleScale || (kBlockMajor && f32Scales);
+  quant.shuffleScales = shuffleScale || (viewedKBlockMajor && f32Scales);
   return launchQuant(rt, quant, out, input, scales, error, rows);
 }
 

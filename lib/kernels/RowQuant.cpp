@@ -398,8 +398,9 @@ void RowQuantizer::finishRow(Value row, int64_t block) {
 /// The [groups, M] view of shuffled f32 group scales: AITER writes the scale of (row r, group
 /// g) at g * M + r of their [M, groups] buffer (the K-block-major x_scale of blockscale GEMMs).
 static TensorRef transposedScales(const TensorRef &scales) {
-  const int64_t m = scales.shape[0], groups = scales.shape[1];
-  return {scales.data, DType::f32, {groups, m}, {m, 1}};
+  TensorRef asLaidOut = scales;
+  asLaidOut.strides = {1, scales.shape[0]};
+  return transposed(asLaidOut);
 }
 
 /// Shuffled f32 group scales: [M, groups], one block of memory read row-major (as AITER

@@ -485,6 +485,11 @@ def test_group_quant_shuffled_scales(group, m):
         ops.dynamic_per_group_scaled_quant(q, x, np.zeros((m, 2 * n // group), np.float32)[:, ::2], group)
     with pytest.raises(ops.OpError, match=r"num_rows is not supported with shuffled \(transposed\) f32 scales"):
         ops.dynamic_per_group_scaled_quant(q, x, plain, group, num_rows=np.array([1], np.int32))
+    frozen = np.zeros_like(plain)
+    frozen.setflags(write=False)
+    with pytest.raises(ops.OpError, match="'scales' is read-only"):
+        ops.dynamic_per_group_scaled_quant(q, x, frozen, group)
+    assert not frozen.any()
 
 
 def test_group_quant_fp4_name():
