@@ -20,7 +20,8 @@ namespace {
 
 constexpr const char *kQuantFlags =
     "QUANT: out=f8E4M3FN|f8E4M3FNUZ|i8 (default f8E4M3FN) or out=f4E2M1FN:group=32[:round=0-3][:shuffle] for "
-    "MXFP4, group=G[:shuffle] per group (shuffle: scales transposed, AITER's)";
+    "MXFP4, group=G[:shuffle] per group (shuffle: scales transposed, AITER's), group=G:e8m0[:round=0-3][:shuffle] "
+    "for MXFP8 (fp8 out, e8m0 scales)";
 constexpr const char *kCommonFlags = "DTYPE f32, f16 or bf16; a16: 16-byte aligned pointers and rows";
 
 /// The op families of the catalogue: the names each starts with and their syntax.
@@ -46,8 +47,9 @@ const std::vector<OpFamily> &opFamilies() {
       {{"silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul", "swiglu"},
        "silu_and_mul|gelu_and_mul|gelu_tanh_and_mul|swiglu:DTYPE:D[:a16] (D the output width)"},
       {{"dequant"},
-       "dequant:DTYPE:N:in=f8E4M3FN|f8E4M3FNUZ|i8|f4E2M1FN[:token|:tensor|:group=G][:chunks][:a16] (DTYPE the "
-       "output; chunks: 1024-column programs, what fp8/int8 and MXFP4 under 512 rows launch)"},
+       "dequant:DTYPE:N:in=f8E4M3FN|f8E4M3FNUZ|i8|f4E2M1FN[:token|:tensor|:group=G[:e8m0]][:chunks][:a16] (DTYPE "
+       "the output; e8m0: MXFP8 scales; chunks: 1024-column programs, what fp8/int8 and MXFP4 under 512 rows "
+       "launch)"},
       {{"gemm_"},
        "gemm_a16w16:DTYPE:K:n=N[:out=DTYPE][:bias][:bm=..][:bn=..][:bk=..][:stages=..][:warps=..][:splitk=..]"
        "[:skinny][:a16], "
@@ -115,11 +117,13 @@ bool takeCounts(std::vector<std::string_view> &flags, const std::map<std::string
   return true;
 }
 
-/// Takes the quantization flags out=DTYPE, group=G, round=R and shuffle from `flags` into
-/// `quant`: group=G makes per-token quantization per group, out=f4E2M1FN makes it MXFP4.
+/// Takes the quantization flags out=DTYPE, group=G, round=R, shuffle and e8m0 from `flags`
+/// into `quant`: group=G makes per-token quantization per group, out=f4E2M1FN makes it MXFP4
+/// and e8m0 (with an fp8 out) MXFP8.
 bool parseQuantFlags(std::vector<std::string_view> &flags, RowQuant &quant, int64_t hidden, std::string *error) {
   if (!takeCounts(flags, {{"group=", &quant.group}}, error))
     return false;
+  bool e8m0 = false;
   for (auto it = flags.begin(); it != flags.end();) {
     std::string_view flag = *it;
     std::optional<DType> out = flag.starts_with("out=") ? dsl::parseDType(flag.substr(4)) : std::nullopt;
@@ -129,6 +133,8 @@ bool parseQuantFlags(std::vector<std::string_view> &flags, RowQuant &quant, int6
       quant.round = MxScaleRound(flag[6] - '0');
     else if (flag == "shuffle")
       quant.shuffleScales = true;
+    else if (flag == "e8m0")
+      e8m0 = true;
     else {
       ++it;
       continue;
@@ -143,12 +149,18 @@ bool parseQuantFlags(std::vector<std::string_view> &flags, RowQuant &quant, int6
       *error = "MXFP4 (out=f4E2M1FN) needs group=32 and an even hidden size";
       return false;
     }
+  } else if (e8m0) {
+    if (quant.scheme != QuantScheme::PerGroup || quant.out == DType::i8) {
+      *error = "e8m0 (MXFP8) needs group=G and an fp8 out";
+      return false;
+    }
+    quant.scheme = QuantScheme::Mx;
   } else if (quant.shuffleScales && quant.scheme != QuantScheme::PerGroup) {
     *error = "shuffle applies to MXFP4 and per-group scales only";
     return false;
   }
   if (quant.group && (quant.group & (quant.group - 1) || quant.group < 32 || quant.group > 128 || hidden % quant.group) &&
-      quant.scheme != QuantScheme::Mx) {
+      !quant.packedFp4()) {
     *error = "group=G must be 32, 64 or 128 and divide the hidden size";
     return false;
   }
@@ -212,6 +224,8 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     norm.quant = RowQuant{QuantScheme::PerToken};
     if (!parseQuantFlags(flags, *norm.quant, hidden, error))
       return fail(*error);
+    if (norm.quant->scheme == QuantScheme::Mx && !norm.quant->packedFp4())
+      return fail("the quantizing norms write MXFP4, not MXFP8 (e8m0 with fp8 out)");
     if (takeNormFlags(norm))
       return buildNorm(norm, error);
   } else if (parts[0] == "dynamic_per_token_scaled_quant" || parts[0] == "dynamic_per_group_scaled_quant" ||
@@ -316,6 +330,11 @@ std::unique_ptr<Module> wavetile::ops::buildOpKernel(std::string_view spec, std:
     } else if (dq.quant.scheme == QuantScheme::PerGroup &&
                ((dq.quant.group != 32 && dq.quant.group != 64 && dq.quant.group != 128) || hidden % dq.quant.group)) {
       return fail("group=G must be 32, 64 or 128 and divide the hidden size");
+    }
+    if (takeFlag("e8m0")) { // MXFP8
+      if (dq.quant.scheme != QuantScheme::PerGroup || dq.quant.out == DType::i8)
+        return fail("e8m0 (MXFP8) needs group=G and fp8 input");
+      dq.quant.scheme = QuantScheme::Mx;
     }
     dq.vectorAligned = takeFlag("a16");
     dq.chunkPrograms = takeFlag("chunks");

@@ -33,8 +33,7 @@ void NormSpec::setTarget(std::string_view target) {
   sequentialReductions = target == "host";
   if (quant)
     quant->refinedReciprocal = OpRuntime::refinesReciprocalEstimate(target);
-  bf16Pairs = quant && quant->scheme == QuantScheme::Mx && dtype == DType::bf16 &&
-              OpRuntime::hasBf16PairArithmetic(target);
+  bf16Pairs = quant && quant->packedFp4() && dtype == DType::bf16 && OpRuntime::hasBf16PairArithmetic(target);
 }
 
 std::string NormSpec::key() const {
@@ -67,7 +66,7 @@ std::unique_ptr<Module> wavetile::ops::buildNorm(const NormSpec &spec, std::stri
     // 4096), but 0.5-3.5% less per token with 16 elements a thread. MXFP4, which rounds in bf16
     // pairs anyway, was 0-4% faster narrowed.
     options.narrowRoundedSums =
-        !(spec.withAdd && quant && quant->scheme != QuantScheme::Mx && block / threads >= 32);
+        !(spec.withAdd && quant && !quant->packedFp4() && block / threads >= 32);
     auto k = mb.kernel(spec.name(), options);
     k.param("BLOCK", block);
     const DType dt = spec.dtype;
@@ -405,6 +404,9 @@ bool launchQuantizingRmsNorm(const std::string &op, OpRuntime &rt, const TensorR
     return opError(error, op, "group_size must be 0 (per token), 32, 64 or 128, got " + std::to_string(groupSize));
   if (shuffleScale && out.dtype != DType::f4E2M1FN)
     return opError(error, op, "shuffled scales are MXFP4's (an f4E2M1FN 'out' with group_size 32)");
+  if (yscale.dtype == DType::f8E8M0FNU && out.dtype != DType::f4E2M1FN) // as AITER's norms
+    return opError(error, op, "e8m0 'yscale' goes with MXFP4 (an f4E2M1FN 'out'); MXFP8 is "
+                              "dynamic_per_group_scaled_quant's");
   if (!checkQuantOutputs(check, op, quant, out, input, yscale, error))
     return false;
   NormSpec spec{NormKind::RMS, input.dtype, input.shape[1], residualIn != nullptr, false,

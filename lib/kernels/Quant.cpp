@@ -81,8 +81,7 @@ int64_t QuantSpec::columnsPerProgram() const {
 void QuantSpec::setTarget(std::string_view target) {
   warpSize = OpRuntime::warpSizeOf(target);
   quant.refinedReciprocal = OpRuntime::refinesReciprocalEstimate(target);
-  bf16Pairs = quant.scheme == QuantScheme::Mx && input == DType::bf16 &&
-              OpRuntime::hasBf16PairArithmetic(target);
+  bf16Pairs = quant.packedFp4() && input == DType::bf16 && OpRuntime::hasBf16PairArithmetic(target);
 }
 
 std::string QuantSpec::key() const {
@@ -283,9 +282,12 @@ bool wavetile::ops::dynamic_per_group_scaled_quant(OpRuntime &rt, const TensorRe
   // them) lie in memory as shuffled ones: the same kernel writes them.
   const bool viewedKBlockMajor = kBlockMajor(scales) && scales.strides[1] == scales.shape[0];
   const bool f32Scales = scales.dtype == DType::f32 && out.dtype != DType::f4E2M1FN;
-  // AITER transposes shuffled f32 scales by the live row count (num_rows * factor), not by M.
-  if (shuffleScale && f32Scales && rows.count)
-    return opError(error, QuantSpec{quant}.name(), "num_rows is not supported with shuffled (transposed) f32 scales");
+  // AITER transposes shuffled scales (f32, and e8m0 of groups past 32) by the live row count
+  // (num_rows * factor), not by M.
+  const bool mxfp8 = scales.dtype == DType::f8E8M0FNU && out.dtype != DType::f4E2M1FN;
+  if (shuffleScale && (f32Scales || (mxfp8 && groupSize != 32)) && rows.count)
+    return opError(error, QuantSpec{quant}.name(), std::string("num_rows is not supported with shuffled (transposed) ") +
+                                                       (f32Scales ? "f32" : "e8m0") + " scales");
   quant.shuffleScales = shuffleScale || (viewedKBlockMajor && f32Scales);
   return launchQuant(rt, quant, out, input, scales, error, rows);
 }
@@ -308,7 +310,7 @@ std::string DequantSpec::key() const {
 
 /// fp8/int8 chunk programs on 64-lane waves read 16 codes a thread: one 128-bit buffer load.
 static bool wideChunks(const DequantSpec &spec) {
-  return spec.chunkPrograms && spec.quant.scheme != QuantScheme::Mx && spec.warpSize == 64;
+  return spec.chunkPrograms && !spec.quant.packedFp4() && spec.warpSize == 64;
 }
 
 /// Output bytes a dequantizing thread writes. Row programs: MXFP4's 16 bytes of codes are
@@ -318,7 +320,7 @@ static bool wideChunks(const DequantSpec &spec) {
 static int64_t dequantBytesPerThread(const DequantSpec &spec) {
   if (spec.chunkPrograms)
     return wideChunks(spec) ? 32 : 16;
-  return spec.quant.scheme == QuantScheme::Mx ? 64 : 32;
+  return spec.quant.packedFp4() ? 64 : 32;
 }
 
 int64_t DequantSpec::columnsPerProgram() const {
@@ -331,7 +333,7 @@ int64_t DequantSpec::columnsPerProgram() const {
 std::unique_ptr<Module> wavetile::ops::buildDequant(const DequantSpec &spec, std::string *error) {
   const int64_t n = spec.hidden;
   const RowQuant &q = spec.quant;
-  const bool mx = q.scheme == QuantScheme::Mx;
+  const bool mx = q.scheme == QuantScheme::Mx, fp4 = q.packedFp4();
   const int64_t block = spec.columnsPerProgram();
   const Reach reach = spec.within2GiB ? Reach::within2GiB : Reach::unbounded;
   ModuleBuilder mb;
@@ -340,14 +342,14 @@ std::unique_ptr<Module> wavetile::ops::buildDequant(const DequantSpec &spec, std
     options.numWarps = rowWarps(block, spec.output, spec.warpSize, dequantBytesPerThread(spec));
     auto k = mb.kernel("dequant", options);
     Tensor out = k.tensor("out", spec.output, {Dim::dynamic(), Dim::fixed(n)}, false, reach);
-    Tensor input = k.tensor("input", mx ? DType::i8 : q.out, {Dim::dynamic(), Dim::fixed(mx ? n / 2 : n)}, false,
+    Tensor input = k.tensor("input", fp4 ? DType::i8 : q.out, {Dim::dynamic(), Dim::fixed(fp4 ? n / 2 : n)}, false,
                             reach);
     if (spec.vectorAligned)
       for (const Tensor *t : {&out, &input}) {
         k.assumeAligned(t->pointer, 16);
         k.assumeDivisible(t->stride(0), 16 / std::max(1, bitWidth(t->pointer.element) / 8));
       }
-    const int64_t groups = mx ? (n + 31) / 32 : q.group ? n / q.group : 1;
+    const int64_t groups = q.group ? (n + q.group - 1) / q.group : 1;
     Tensor scales = q.scheme == QuantScheme::PerToken ? k.tensor("scales", DType::f32, {Dim::dynamic()}, true, reach)
                     : q.scheme == QuantScheme::StaticPerTensor
                         ? k.tensor("scales", DType::f32, {Dim::fixed(1)}, true, reach)
@@ -360,20 +362,20 @@ std::unique_ptr<Module> wavetile::ops::buildDequant(const DequantSpec &spec, std
       rowScale = load(scales, {row + arange(0, 1)}).sum(0);
     else if (q.scheme == QuantScheme::StaticPerTensor)
       rowScale = load(scales, {arange(0, 1)}).sum(0);
-    // A group's scale for each element of the chunk at c0.
-    auto perElement = [&](Value c0, const std::function<Value(Value)> &decode) {
-      const int64_t group = mx ? 32 : q.group, count = block / group;
-      Value s = decode(load(scales, {row, c0 / group + arange(0, int32_t(count))}));
-      return s.expand(1).broadcastTo({count, group}).reshape({block});
+    // A group's scale for each element of the chunk at c0 (e8m0 bytes decoded).
+    auto perElement = [&](Value c0) {
+      const int64_t count = block / q.group;
+      Value s = load(scales, {row, c0 / q.group + arange(0, int32_t(count))});
+      return (mx ? e8m0Value(s) : s).expand(1).broadcastTo({count, q.group}).reshape({block});
     };
     // Row programs stage MXFP4 codes in LDS: a thread's 128-bit code load then feeds 128-bit
     // stores beside its neighbours'. Chunk programs load the 4 code bytes of a thread's 8 outputs.
     std::optional<Shared> staged;
-    if (mx && !spec.chunkPrograms)
+    if (fp4 && !spec.chunkPrograms)
       staged = sharedAlloc({block / 2}, DType::i8);
     auto decodeChunk = [&](Value c0) {
       Value x, scale;
-      if (mx) {
+      if (fp4) {
         Value codes = load(input, {row, c0 / 2 + arange(0, int32_t(block / 2))});
         if (staged) {
           sharedStore(*staged, codes);
@@ -381,11 +383,10 @@ std::unique_ptr<Module> wavetile::ops::buildDequant(const DequantSpec &spec, std
           codes = sharedLoad(*staged);
         }
         x = e2m1Value(e2m1Codes(codes));
-        scale = perElement(c0, e8m0Value);
       } else {
         x = load(input, {row, c0 + columns}).to(DType::f32);
-        scale = rowScale ? *rowScale : perElement(c0, [](Value s) { return s; });
       }
+      scale = rowScale ? *rowScale : perElement(c0);
       store(out, {row, c0 + columns}, (x * scale).to(spec.output));
     };
     if (spec.chunkPrograms) {
@@ -393,7 +394,7 @@ std::unique_ptr<Module> wavetile::ops::buildDequant(const DequantSpec &spec, std
     } else {
       forRange(0, n, block, {}, [&](Value c0, const std::vector<Value> &) {
         decodeChunk(c0);
-        if (mx) // the next chunk overwrites the staged codes
+        if (staged) // the next chunk overwrites the staged codes
           barrier();
         return std::vector<Value>{};
       });
@@ -410,6 +411,13 @@ bool wavetile::ops::dequant(OpRuntime &rt, const TensorRef &out, const TensorRef
     return false;
   const int64_t m = out.shape[0], n = out.shape[1];
   DequantSpec spec{{QuantScheme::PerToken, input.dtype}, out.dtype, n};
+  // Groups of 32, 64 or 128 the [M, N / G] scales say.
+  auto groupOf = [&]() -> int64_t {
+    if (scales.rank() != 2 || scales.shape[0] != m || scales.shape[1] <= 0 || n % scales.shape[1])
+      return 0;
+    int64_t group = n / scales.shape[1];
+    return group == 32 || group == 64 || group == 128 ? group : 0;
+  };
   if (input.dtype == DType::f4E2M1FN) {
     spec.quant.scheme = QuantScheme::Mx;
     spec.quant.group = 32;
@@ -424,21 +432,31 @@ bool wavetile::ops::dequant(OpRuntime &rt, const TensorRef &out, const TensorRef
                                     "; expected f8E4M3FN, f8E4M3FNUZ, i8 or f4E2M1FN");
     if (!check.shaped("input", input, input.dtype, {m, n}))
       return false;
-    if (scales.dtype != DType::f32)
-      return opError(error, op, std::string("'scales' has dtype ") + dsl::dtypeName(scales.dtype) + "; expected f32");
-    bool perToken = (scales.rank() == 1 && scales.shape[0] == m && m != 1) ||
-                    (scales.rank() == 2 && scales.shape[0] == m && scales.shape[1] == 1 && m != 1);
-    if (scales.numel() == 1 && scales.rank() <= 2) {
-      spec.quant.scheme = QuantScheme::StaticPerTensor;
-    } else if (perToken) {
-      spec.quant.scheme = QuantScheme::PerToken;
-    } else if (scales.rank() == 2 && scales.shape[0] == m && scales.shape[1] > 0 && n % scales.shape[1] == 0 &&
-               (n / scales.shape[1] == 32 || n / scales.shape[1] == 64 || n / scales.shape[1] == 128)) {
-      spec.quant.scheme = QuantScheme::PerGroup;
-      spec.quant.group = n / scales.shape[1];
+    if (scales.dtype == DType::f8E8M0FNU) { // MXFP8
+      spec.quant.scheme = QuantScheme::Mx;
+      spec.quant.group = groupOf();
+      if (input.dtype == DType::i8)
+        return opError(error, op, "e8m0 'scales' go with fp8 (MXFP8) or f4E2M1FN (MXFP4) input, not i8");
+      if (!spec.quant.group)
+        return opError(error, op, "e8m0 'scales' of fp8 input must be [M, N / G] with G = 32, 64 or 128, got " +
+                                      shapeText(scales.shape));
+    } else if (scales.dtype != DType::f32) {
+      return opError(error, op, std::string("'scales' has dtype ") + dsl::dtypeName(scales.dtype) +
+                                    "; expected f32 (or f8E8M0FNU for MXFP8)");
     } else {
-      return opError(error, op, "'scales' must be [1] (per tensor), [M] or [M, 1] (per token) or [M, N / G] with "
-                                "G = 32, 64 or 128 (per group)");
+      bool perToken = (scales.rank() == 1 && scales.shape[0] == m && m != 1) ||
+                      (scales.rank() == 2 && scales.shape[0] == m && scales.shape[1] == 1 && m != 1);
+      if (scales.numel() == 1 && scales.rank() <= 2) {
+        spec.quant.scheme = QuantScheme::StaticPerTensor;
+      } else if (perToken) {
+        spec.quant.scheme = QuantScheme::PerToken;
+      } else if (groupOf()) {
+        spec.quant.scheme = QuantScheme::PerGroup;
+        spec.quant.group = groupOf();
+      } else {
+        return opError(error, op, "'scales' must be [1] (per tensor), [M] or [M, 1] (per token) or [M, N / G] with "
+                                  "G = 32, 64 or 128 (per group)");
+      }
     }
   }
   if (m == 0)
@@ -448,9 +466,9 @@ bool wavetile::ops::dequant(OpRuntime &rt, const TensorRef &out, const TensorRef
   spec.within2GiB = within2GiB({&out, &input, &scales});
   // fp8 and int8 in Triton's program shape: at M >= 4096 it measured 93-100% of copy and
   // 0.99-1.00x Triton on an H100, where row programs of 32 bytes a thread took 0.89-0.98x.
-  spec.chunkPrograms = spec.quant.scheme != QuantScheme::Mx || m < kFewQuantRows;
+  spec.chunkPrograms = !spec.quant.packedFp4() || m < kFewQuantRows;
   NamedArgs args;
-  args.tensor("out", out).tensor("input", spec.quant.scheme == QuantScheme::Mx
+  args.tensor("out", out).tensor("input", spec.quant.packedFp4()
                                              ? TensorRef{input.data, DType::i8, input.shape, input.strides}
                                              : input);
   if (spec.quant.scheme == QuantScheme::Mx)

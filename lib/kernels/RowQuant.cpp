@@ -27,7 +27,7 @@ constexpr double kLeastPlainAmax = 0x1p-100, kGreatestPlainAmax = 0x1p100;
 int64_t wavetile::ops::shuffledScaleRows(int64_t rows) { return (rows + 255) / 256 * 256; }
 int64_t wavetile::ops::shuffledScaleColumns(int64_t groups) { return (groups + 7) / 8 * 8; }
 
-Value wavetile::ops::e8m0ScaleOf(Value amax, MxScaleRound round) {
+Value wavetile::ops::e8m0ScaleOf(Value amax, MxScaleRound round, DType element) {
   // The biased exponent of `v` (f32), one up when `ceil` and any mantissa bit is set (not
   // past 255, the NaN byte).
   auto exponentOf = [](Value v, bool ceil) {
@@ -37,20 +37,27 @@ Value wavetile::ops::e8m0ScaleOf(Value amax, MxScaleRound round) {
       return exponent;
     return where((exponent < 0xFF) & ((bits & kF32Mantissa) != 0), exponent + 1, exponent);
   };
-  // e2m1's largest value is 6; its largest power of two 4. The products are the f32
-  // multiplies AITER's kernels do (1/6 rounded to f32).
+  // AITER's MxDtypeConfig: the element's largest value (RoundUp divides by it, as the f32
+  // multiply by its rounded reciprocal AITER's kernels do), the exponent of its largest power
+  // of two (the other modes divide by that), and where Even rounds amax's mantissa (half a
+  // step of the element's mantissa: e2m1 rounds 1.75 up, fp8 1.0625).
+  const bool fp4 = element == DType::f4E2M1FN;
+  const int32_t largestPowerOfTwo = fp4 ? 2 : element == DType::f8E4M3FNUZ ? 7 : 8;
+  const int32_t evenHalfStep = fp4 ? 0x200000 : 0x80000;
+  const double byLargestPowerOfTwo = std::ldexp(1.0, -largestPowerOfTwo);
   switch (round) {
   case MxScaleRound::RoundUp:
-    return exponentOf(amax * double(1.0f / 6.0f), true);
+    return exponentOf(amax * double(1.0f / float(quantMax(element))), true);
   case MxScaleRound::RoundDown:
-    return exponentOf(amax * 0.25, false);
+    return exponentOf(amax * byLargestPowerOfTwo, false);
   case MxScaleRound::Ceil:
-    return exponentOf(amax * 0.25, true);
+    return exponentOf(amax * byLargestPowerOfTwo, true);
   case MxScaleRound::Even: {
-    // Round amax's mantissa at its second bit (1.75 rounds up), drop it, divide by 4. An
-    // exponent of 255 (rounded past the largest float, infinity or NaN) is infinity / 4: 255.
-    Value rounded = ((amax.bitcast(DType::i32) + 0x200000) >> 23) & 0xFF;
-    return where(rounded == 0xFF, rounded, where(rounded >= 2, rounded - 2, 0));
+    // Round amax's mantissa at the half step, drop it, divide by the power of two. An exponent
+    // of 255 (rounded past the largest float, infinity or NaN) stays 255 (infinity divided).
+    Value rounded = ((amax.bitcast(DType::i32) + evenHalfStep) >> 23) & 0xFF;
+    return where(rounded == 0xFF, rounded,
+                 where(rounded >= largestPowerOfTwo, rounded - largestPowerOfTwo, 0));
   }
   }
   return amax;
@@ -166,10 +173,10 @@ Value e2m1CodesOfBf16(Value y) {
 RowQuantizer::RowQuantizer(KernelBuilder &k, const RowQuant &quant, int64_t hidden, Reach reach, bool aligned,
                            bool packed)
     : quant_(quant), hidden_(hidden) {
-  const bool mx = quant.scheme == QuantScheme::Mx;
+  const bool fp4 = quant.packedFp4();
   const Dim rows = packed ? Dim::implicit() : Dim::dynamic();
   // MXFP4 packs two codes per byte: the output is [M, N/2] bytes.
-  out_ = k.tensor("out", mx ? DType::i8 : quant.out, {rows, Dim::fixed(mx ? hidden / 2 : hidden)}, packed, reach);
+  out_ = k.tensor("out", fp4 ? DType::i8 : quant.out, {rows, Dim::fixed(fp4 ? hidden / 2 : hidden)}, packed, reach);
   if (aligned) {
     k.assumeAligned(out_.pointer, 16);
     if (!packed)
@@ -180,17 +187,17 @@ RowQuantizer::RowQuantizer(KernelBuilder &k, const RowQuant &quant, int64_t hidd
     scales_ = k.tensor("scales", DType::f32, {rows}, /*contiguous=*/true, reach);
     break;
   case QuantScheme::PerGroup:
-    if (quant.shuffleScales) // AITER's shuffle of f32 group scales: [groups, M], M from the launch
-      scales_ = k.tensor("scales", DType::f32, {Dim::fixed(hidden / quant.group), Dim::dynamic()}, false, reach);
+  case QuantScheme::Mx: {
+    const DType element = quant.scheme == QuantScheme::Mx ? DType::i8 : DType::f32;
+    const Dim groups = Dim::fixed((hidden + quant.group - 1) / quant.group);
+    if (quant.tiledScales()) // addressed by the tile formula
+      scales_ = k.tensor("scales", element, {Dim::dynamic()}, /*contiguous=*/true, reach);
+    else if (quant.shuffleScales) // AITER's transposing shuffle: [groups, M], M from the launch
+      scales_ = k.tensor("scales", element, {groups, Dim::dynamic()}, false, reach);
     else
-      scales_ = k.tensor("scales", DType::f32, {rows, Dim::fixed(hidden / quant.group)}, packed, reach);
+      scales_ = k.tensor("scales", element, {rows, groups}, packed, reach);
     break;
-  case QuantScheme::Mx:
-    if (quant.shuffleScales) // addressed by the shuffle formula
-      scales_ = k.tensor("scales", DType::i8, {Dim::dynamic()}, /*contiguous=*/true, reach);
-    else
-      scales_ = k.tensor("scales", DType::i8, {rows, Dim::fixed((hidden + kMxGroup - 1) / kMxGroup)}, packed, reach);
-    break;
+  }
   case QuantScheme::StaticPerTensor:
     scales_ = k.tensor("scale", DType::f32, {Dim::fixed(1)}, /*contiguous=*/true, reach);
     break;
@@ -351,31 +358,38 @@ void RowQuantizer::storeGroups(Value row, Value c0, Value columns, Value x, int6
 }
 
 void RowQuantizer::storeMx(Value row, Value c0, Value x, int64_t block) {
-  const int64_t groups = block / kMxGroup;
-  // x is [block] or already [groups, 32].
+  const bool fp4 = quant_.packedFp4();
+  const int64_t group = quant_.group, groups = block / group, perByte = fp4 ? 2 : 1;
+  if (!fp4) // fp8 codes are converted from f32
+    x = x.to(DType::f32);
+  // x is [block] or already [groups, group].
   const bool grouped = x.shape().size() == 2;
-  Value inGroups = grouped ? x : x.reshape({groups, kMxGroup});
+  Value inGroups = grouped ? x : x.reshape({groups, group});
   // bf16's amax is exact in bf16, and widening it is too.
-  Value exponent = e8m0ScaleOf(abs(inGroups).max(1).to(DType::f32), quant_.round);
-  // x is divided by 2^(exponent - 127) by multiplying with its inverse, exact (a power of two
-  // from 2^126 down to 2^-126: no rounding mode gives byte 254 for a finite amax; bf16 has
-  // f32's exponent range); byte 0 (and NaN's 255) multiply by 0.
-  Value inverse = where((exponent == 0) | (exponent == 255), 0.0, ((254 - exponent) << 23).bitcast(DType::f32));
-  Value perElement = inverse.to(x.dtype()).expand(1).broadcastTo({groups, kMxGroup});
+  Value exponent = e8m0ScaleOf(abs(inGroups).max(1).to(DType::f32), quant_.round, quant_.out);
+  // x is divided by 2^(exponent - 127) by multiplying with its inverse, exact: a power of two
+  // from 2^127 (byte 0 stands for 2^-127) down to 2^-126 (no rounding mode gives byte 254 for
+  // a finite amax; bf16 has f32's exponent range). Byte 255 multiplies MXFP4 by 0 and MXFP8 by
+  // NaN (AITER's x / NaN; e2m1 has no NaN).
+  Value inverse = where(exponent == 255, fp4 ? 0.0 : std::numeric_limits<double>::quiet_NaN(),
+                        ((254 - exponent) << 23).bitcast(DType::f32));
+  Value perElement = inverse.to(x.dtype()).expand(1).broadcastTo({groups, group});
   Value y = x * (grouped ? perElement : perElement.reshape({block}));
-  Value bytes = x.dtype() == DType::bf16 ? nibblePairs(e2m1CodesOfBf16(y)) : nibblePairs(e2m1CodesOfF32(y));
-  Value offsets = grouped ? groupedColumns(groups, kMxGroup / 2) : arange(0, int32_t(block / 2));
-  store(out_, {row, c0 / 2 + offsets}, bytes.to(DType::i8));
+  Value codes = !fp4                     ? encoded(y)
+                : x.dtype() == DType::bf16 ? nibblePairs(e2m1CodesOfBf16(y)).to(DType::i8)
+                                           : nibblePairs(e2m1CodesOfF32(y)).to(DType::i8);
+  Value offsets = grouped ? groupedColumns(groups, group / perByte) : arange(0, int32_t(block / perByte));
+  store(out_, {row, c0 / int32_t(perByte) + offsets}, codes);
 
-  Value g = c0 / kMxGroup + arange(0, int32_t(groups));
+  Value g = c0 / group + arange(0, int32_t(groups));
   Value byte = exponent.to(DType::i8);
-  if (quant_.shuffleScales)
-    storeShuffledScales(row, g, byte);
+  if (quant_.tiledScales())
+    storeTiledScales(row, g, byte);
   else
-    store(*scales_, {row, g}, byte);
+    store(*scales_, quant_.shuffleScales ? std::vector<Operand>{g, row} : std::vector<Operand>{row, g}, byte);
 }
 
-void RowQuantizer::storeShuffledScales(Value row, Value g, Value bytes) {
+void RowQuantizer::storeTiledScales(Value row, Value g, Value bytes) {
   // AITER's e8m0_shuffle: 32-row by 8-group tiles of 256 bytes. Rows past M and groups past
   // N/32 hold zeros (their amax is 0, or finishRow writes them).
   const int64_t paddedGroups = shuffledScaleColumns((hidden_ + kMxGroup - 1) / kMxGroup);
@@ -385,62 +399,86 @@ void RowQuantizer::storeShuffledScales(Value row, Value g, Value bytes) {
 }
 
 void RowQuantizer::finishRow(Value row, int64_t block) {
-  if (quant_.scheme != QuantScheme::Mx || !quant_.shuffleScales)
+  if (!quant_.tiledScales())
     return;
   const int64_t covered = (hidden_ + block - 1) / block * block / kMxGroup;
   const int64_t padded = shuffledScaleColumns((hidden_ + kMxGroup - 1) / kMxGroup);
   if (covered >= padded)
     return;
   const int64_t count = int64_t(std::bit_ceil(uint64_t(padded - covered)));
-  storeShuffledScales(row, int32_t(covered) + arange(0, int32_t(count)), zeros({count}, DType::i8));
+  storeTiledScales(row, int32_t(covered) + arange(0, int32_t(count)), zeros({count}, DType::i8));
 }
 
-/// The [groups, M] view of shuffled f32 group scales: AITER writes the scale of (row r, group
-/// g) at g * M + r of their [M, groups] buffer (the K-block-major x_scale of blockscale GEMMs).
+/// The [groups, M] view of transposed shuffled group scales (f32, or e8m0 of groups of 64 and
+/// 128): AITER writes the scale of (row r, group g) at g * M + r of their [M, groups] buffer
+/// (the K-block-major x_scale of blockscale GEMMs).
 static TensorRef transposedScales(const TensorRef &scales) {
   TensorRef asLaidOut = scales;
   asLaidOut.strides = {1, scales.shape[0]};
   return transposed(asLaidOut);
 }
 
-/// Shuffled f32 group scales: [M, groups], one block of memory read row-major (as AITER
-/// allocates it) or as the transpose of a [groups, M] buffer, which is the same memory.
+/// Transposed shuffled scales: [M, groups] of `dtype`, one block of memory read row-major (as
+/// AITER allocates it) or as the transpose of a [groups, M] buffer, which is the same memory.
 static bool checkTransposedScales(const ArgumentChecker &check, const std::string &op, const TensorRef &scales,
-                                  int64_t m, int64_t groups, std::string *error) {
-  if (scales.dtype != DType::f32 || scales.shape != std::vector<int64_t>{m, groups})
-    return check.shaped("scales", scales, DType::f32, {m, groups});
+                                  DType dtype, int64_t m, int64_t groups, std::string *error) {
+  if (scales.dtype != dtype || scales.shape != std::vector<int64_t>{m, groups})
+    return check.shaped("scales", scales, dtype, {m, groups});
   auto strideIs = [&](int dim, int64_t stride) { return scales.shape[dim] == 1 || scales.strides[dim] == stride; };
+  const bool f32 = dtype == DType::f32;
   if (!(strideIs(0, groups) && strideIs(1, 1)) && !(strideIs(0, 1) && strideIs(1, m)))
-    return opError(error, op, "shuffled f32 'scales' must be one contiguous block of M x N/group_size floats, got "
-                              "strides " + shapeText(scales.strides));
+    return opError(error, op, std::string("shuffled ") + (f32 ? "f32" : "e8m0") +
+                                  " 'scales' must be one contiguous block of M x N/group_size " +
+                                  (f32 ? "floats" : "bytes") + ", got strides " + shapeText(scales.strides));
   return check.written("scales", transposedScales(scales));
 }
 
+/// Group scales of `quant` over [m, n]: [m, groups] of `dtype`, or shuffled (tiled or
+/// transposed).
+static bool checkGroupScales(const ArgumentChecker &check, const std::string &op, const RowQuant &quant,
+                             const TensorRef &scales, DType dtype, int64_t m, int64_t n, std::string *error) {
+  const int64_t groups = (n + quant.group - 1) / quant.group;
+  if (quant.tiledScales())
+    return check.shaped("scales", scales, dtype, {shuffledScaleRows(m), shuffledScaleColumns(groups)}) &&
+           (scales.strides[0] == scales.shape[1] || opError(error, op, "shuffled 'scales' must be contiguous")) &&
+           check.written("scales", scales);
+  if (quant.shuffleScales)
+    return checkTransposedScales(check, op, scales, dtype, m, groups, error);
+  return check.shaped("scales", scales, dtype, {m, groups}) && check.written("scales", scales);
+}
+
+/// MX outputs: e2m1 codes packed two per byte (MXFP4, groups of 32) or fp8 codes (MXFP8,
+/// groups of 32, 64 or 128 dividing N), with e8m0 group scales.
+static bool checkMxOutputs(const ArgumentChecker &check, const std::string &op, RowQuant &quant,
+                           const TensorRef &out, int64_t m, int64_t n, const TensorRef &scales, std::string *error) {
+  const bool fp4 = out.dtype == DType::f4E2M1FN;
+  if (!fp4 && out.dtype != DType::f8E4M3FN && out.dtype != DType::f8E4M3FNUZ)
+    return opError(error, op, std::string("'out' has dtype ") + dsl::dtypeName(out.dtype) +
+                                  "; e8m0 scales go with f4E2M1FN (MXFP4, packed two per byte) or fp8 (MXFP8) "
+                                  "codes");
+  quant.out = out.dtype;
+  if (fp4 && quant.group != 32)
+    return opError(error, op, "MXFP4 quantizes groups of 32, got group_size " + std::to_string(quant.group));
+  if (!fp4 && quant.group != 32 && quant.group != 64 && quant.group != 128)
+    return opError(error, op, "MXFP8 quantizes groups of 32, 64 or 128, got group_size " + std::to_string(quant.group));
+  if (fp4 && n % 2)
+    return opError(error, op, "MXFP4 packs pairs of elements; the hidden size " + std::to_string(n) + " is odd");
+  if (!fp4 && n % quant.group)
+    return opError(error, op, "the hidden size " + std::to_string(n) + " is not a multiple of group_size " +
+                                  std::to_string(quant.group));
+  return check.shaped("out", out, out.dtype, {m, fp4 ? n / 2 : n}) && check.written("out", out) &&
+         checkGroupScales(check, op, quant, scales, DType::f8E8M0FNU, m, n, error);
+}
+
 /// Checks `out` and `scales` (or `scale`) for `quant` over `input` [M, N]; fills in the
-/// scheme's dtype from `out`.
+/// scheme's dtype from `out`, and MX from packed fp4 `out` or e8m0 `scales`.
 bool wavetile::ops::checkQuantOutputs(const ArgumentChecker &check, const std::string &op, RowQuant &quant, const TensorRef &out,
                        const TensorRef &input, const TensorRef &scales, std::string *error) {
   int64_t m = input.shape[0], n = input.shape[1];
-  if (out.dtype == DType::f4E2M1FN && quant.scheme == QuantScheme::PerGroup)
+  if (quant.scheme == QuantScheme::PerGroup && (out.dtype == DType::f4E2M1FN || scales.dtype == DType::f8E8M0FNU))
     quant.scheme = QuantScheme::Mx;
-  if (quant.scheme == QuantScheme::Mx) {
-    if (out.dtype != DType::f4E2M1FN)
-      return opError(error, op, std::string("'out' has dtype ") + dsl::dtypeName(out.dtype) +
-                                    "; MXFP4 output is f4E2M1FN (packed two per byte)");
-    if (quant.group != 32)
-      return opError(error, op, "MXFP4 quantizes groups of 32, got group_size " + std::to_string(quant.group));
-    if (n % 2)
-      return opError(error, op, "MXFP4 packs pairs of elements; the hidden size " + std::to_string(n) + " is odd");
-    if (!check.shaped("out", out, DType::f4E2M1FN, {m, n / 2}) || !check.written("out", out))
-      return false;
-    int64_t groups = (n + 31) / 32;
-    if (!quant.shuffleScales)
-      return check.shaped("scales", scales, DType::f8E8M0FNU, {m, groups}) && check.written("scales", scales);
-    return check.shaped("scales", scales, DType::f8E8M0FNU, {shuffledScaleRows(m), shuffledScaleColumns(groups)}) &&
-           (scales.strides[0] == scales.shape[1] ||
-            opError(error, op, "shuffled 'scales' must be contiguous")) &&
-           check.written("scales", scales);
-  }
+  if (quant.scheme == QuantScheme::Mx)
+    return checkMxOutputs(check, op, quant, out, m, n, scales, error);
   if (quant.shuffleScales && quant.scheme != QuantScheme::PerGroup)
     return opError(error, op, "shuffled scales are MXFP4's or per group's");
   if (quantMax(out.dtype) == 0 || out.dtype == DType::f4E2M1FN)
@@ -456,9 +494,7 @@ bool wavetile::ops::checkQuantOutputs(const ArgumentChecker &check, const std::s
     if (n % quant.group)
       return opError(error, op, "the hidden size " + std::to_string(n) + " is not a multiple of group_size " +
                                     std::to_string(quant.group));
-    if (quant.shuffleScales)
-      return checkTransposedScales(check, op, scales, m, n / quant.group, error);
-    return check.shaped("scales", scales, DType::f32, {m, n / quant.group}) && check.written("scales", scales);
+    return checkGroupScales(check, op, quant, scales, DType::f32, m, n, error);
   case QuantScheme::PerToken: {
     TensorRef flat = scales;
     if (flat.rank() == 2 && flat.shape[1] == 1) {
@@ -475,23 +511,22 @@ bool wavetile::ops::checkQuantOutputs(const ArgumentChecker &check, const std::s
 
 /// The launch arguments of the outputs `checkQuantOutputs` accepted.
 void wavetile::ops::quantOutputArgs(NamedArgs &args, const RowQuant &quant, const TensorRef &out, const TensorRef &scales) {
-  if (quant.scheme == QuantScheme::Mx) {
-    args.tensor("out", {out.data, DType::i8, out.shape, out.strides});
-    if (quant.shuffleScales)
-      args.tensor("scales", {scales.data, DType::i8, {scales.numel()}, {1}});
-    else
-      args.tensor("scales", {scales.data, DType::i8, scales.shape, scales.strides});
+  args.tensor("out", quant.packedFp4() ? TensorRef{out.data, DType::i8, out.shape, out.strides} : out);
+  if (quant.scheme == QuantScheme::PerToken) {
+    args.tensor("scales", {scales.data, DType::f32, {out.shape[0]}, {scales.strides[0]}});
     return;
   }
-  args.tensor("out", out);
-  if (quant.scheme == QuantScheme::PerToken)
-    args.tensor("scales", {scales.data, DType::f32, {out.shape[0]}, {scales.strides[0]}});
-  else
-    args.tensor(quant.scheme == QuantScheme::PerGroup ? "scales" : "scale",
-                quant.shuffleScales ? transposedScales(scales) : scales);
+  // e8m0 scales are bytes to the kernel.
+  TensorRef s = quant.scheme == QuantScheme::Mx ? TensorRef{scales.data, DType::i8, scales.shape, scales.strides}
+                                                : scales;
+  if (quant.tiledScales())
+    s = {scales.data, DType::i8, {scales.numel()}, {1}};
+  else if (quant.shuffleScales)
+    s = transposedScales(s);
+  args.tensor(quant.scheme == QuantScheme::PerGroup || quant.scheme == QuantScheme::Mx ? "scales" : "scale", s);
 }
 
-/// Rows a quantizing kernel's grid covers: shuffled MXFP4 scales pad rows to 32.
+/// Rows a quantizing kernel's grid covers: tiled e8m0 scales pad rows to 32.
 uint32_t wavetile::ops::quantRows(const RowQuant &quant, int64_t m) {
-  return uint32_t(quant.scheme == QuantScheme::Mx && quant.shuffleScales ? (m + 31) / 32 * 32 : m);
+  return uint32_t(quant.tiledScales() ? (m + 31) / 32 * 32 : m);
 }

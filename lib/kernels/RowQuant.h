@@ -1,9 +1,9 @@
 //===- RowQuant.h - quantizing rows held in registers -----------*- C++ -*-===//
 //
 // What the quantization ops and the norms that quantize their output share: the output
-// tensors of each scheme, scales from an absolute maximum, and the conversion to fp8, int8
-// or MXFP4 (e2m1 codes packed two per byte, one e8m0 scale per 32 elements); and MXFP4's
-// decoding, which dequant and gemm_a4w4 share.
+// tensors of each scheme, scales from an absolute maximum, and the conversion to fp8, int8,
+// MXFP4 (e2m1 codes packed two per byte, one e8m0 scale per 32 elements) or MXFP8 (fp8 codes,
+// one e8m0 scale per group); and MXFP4's decoding, which dequant and gemm_a4w4 share.
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAVETILE_LIB_KERNELS_ROWQUANT_H
@@ -51,14 +51,14 @@ public:
   void storeChunk(dsl::Value row, dsl::Value c0, dsl::Value columns, dsl::Value x,
                   std::optional<ProgramScale> scale = std::nullopt);
 
-  /// After the chunks of `row` (of `block` elements): zeros for the shuffled MXFP4 scale
-  /// columns they do not reach.
+  /// After the chunks of `row` (of `block` elements): zeros for the tiled e8m0 scale columns
+  /// they do not reach.
   void finishRow(dsl::Value row, int64_t block);
 
 private:
   dsl::Value scaleOfAmax(dsl::Value amax) const; // amax / the output's largest value; 1 for 0
   ProgramScale programScaleOfAmax(dsl::Value amax) const;
-  void storeShuffledScales(dsl::Value row, dsl::Value g, dsl::Value bytes);
+  void storeTiledScales(dsl::Value row, dsl::Value g, dsl::Value bytes);
   dsl::Value quantized(dsl::Value x, const ProgramScale &scale) const; // x / the scale, encoded
   dsl::Value encoded(dsl::Value y) const;                               // in the output dtype
   void storeMx(dsl::Value row, dsl::Value c0, dsl::Value x, int64_t block);
@@ -81,8 +81,8 @@ bool checkQuantOutputs(const ArgumentChecker &check, const std::string &op, RowQ
                        const TensorRef &input, const TensorRef &scales, std::string *error);
 /// The launch arguments of outputs `checkQuantOutputs` accepted.
 void quantOutputArgs(NamedArgs &args, const RowQuant &quant, const TensorRef &out, const TensorRef &scales);
-/// Programs (rows) a quantizing kernel's grid needs for M rows: shuffled MXFP4 scales pad
-/// rows to 32.
+/// Programs (rows) a quantizing kernel's grid needs for M rows: tiled e8m0 scales pad rows
+/// to 32.
 uint32_t quantRows(const RowQuant &quant, int64_t m);
 
 /// A divisor prepared for exactQuotient, element-wise over d's shape: d times a power of two
@@ -98,8 +98,9 @@ Divisor divisorOf(dsl::Value d, bool refined);
 /// per element on GPUs); `mayOverflow` when x / d can pass the f32 range.
 dsl::Value exactQuotient(dsl::Value x, const Divisor &d, bool mayOverflow);
 
-/// MXFP4 scales: the e8m0 byte (as i32) of a group's amax under `round`.
-dsl::Value e8m0ScaleOf(dsl::Value amax, MxScaleRound round);
+/// MX scales: the e8m0 byte (as i32) of a group's amax under `round`, for codes of `element`
+/// (f4E2M1FN, f8E4M3FN or f8E4M3FNUZ).
+dsl::Value e8m0ScaleOf(dsl::Value amax, MxScaleRound round, DType element);
 
 /// MXFP4 decoding. The codes (i32, 0-15) of packed bytes [..., B] (i8): [..., 2B], element 2i
 /// from byte i's low nibble.

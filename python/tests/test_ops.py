@@ -312,20 +312,29 @@ def test_int8_quant(group):
     np.testing.assert_array_equal(q, expected)
 
 
-def _e8m0(amax, mode):
-    """AITER's f32_to_mx_e8m0_scale (fp4_utils.py) for f32 group amaxes."""
+def _e8m0(amax, mode, largest=6, power=4, half_step=0x200000):
+    """AITER's f32_to_mx_e8m0_scale (fp4_utils.py) for f32 group amaxes, e2m1's constants by
+    default: RoundUp multiplies by the rounded reciprocal of the largest value (as torch's GPU
+    division by a scalar and AITER's kernels do), the other modes divide by a power of two."""
     def exponent(v, ceil):
         bits = v.astype(np.float32).view(np.uint32)
         e = (bits >> 23) & 0xFF
         return np.where(ceil & (e < 0xFF) & ((bits & 0x7FFFFF) != 0), e + 1, e).astype(np.uint8)
     if mode == 1:
-        return exponent(amax / np.float32(6), True)
+        return exponent(amax * np.float32(1 / largest), True)
     if mode == 0:
-        return exponent(amax / np.float32(4), False)
+        return exponent(amax / np.float32(power), False)
     if mode == 3:
-        return exponent(amax / np.float32(4), True)
-    rounded = ((amax.view(np.uint32) + np.uint32(0x200000)) & np.uint32(0xFF800000)).view(np.float32)
-    return exponent(rounded / np.float32(4), False)
+        return exponent(amax / np.float32(power), True)
+    rounded = ((amax.view(np.uint32) + np.uint32(half_step)) & np.uint32(0xFF800000)).view(np.float32)
+    return exponent(rounded / np.float32(power), False)
+
+
+def _e8m0_inverse(scales, group, n):
+    """1 / the value of e8m0 bytes [M, groups] per element [M, n]: byte 0 is AITER's 2^-127;
+    255 (a NaN amax) gives 0 here (the references' inputs have none)."""
+    inverse = np.ldexp(np.float32(1), 127 - scales.astype(np.int32)).astype(np.float32)
+    return np.repeat(np.where(scales == 255, np.float32(0), inverse), group, axis=1)[:, :n]
 
 
 def _e2m1(v):
@@ -347,11 +356,30 @@ def _mxfp4_reference(x, mode):
     padded = np.zeros((m, groups * 32), np.float32)
     padded[:, :n] = x
     scales = _e8m0(np.abs(padded).reshape(m, groups, 32).max(axis=2), mode)
-    dq = (scales.astype(np.uint32) << 23).view(np.float32)
-    with np.errstate(divide="ignore"):
-        inverse = np.where(dq == 0, np.float32(0), np.float32(1) / dq).astype(np.float32)
-    codes = _e2m1(x * np.repeat(inverse, 32, axis=1)[:, :n])
+    codes = _e2m1(x * _e8m0_inverse(scales, 32, n))
     return (codes[:, 0::2] | (codes[:, 1::2] << 4)).astype(np.uint8), scales
+
+
+def _mxfp8_reference(x, group, mode):
+    """AITER's per_1x32_f8_scale_f8_quant for groups of `group` (e4m3fn): the e8m0 byte of each
+    group's amax with fp8's constants, codes of x / 2^(byte - 127) rounded to nearest even."""
+    m, n = x.shape
+    amax = np.abs(x).reshape(m, n // group, group).max(axis=2)
+    scales = _e8m0(amax, mode, largest=448, power=256, half_step=0x80000)
+    return host.to_fp8_e4m3fn(x * _e8m0_inverse(scales, group, n), saturate=True), scales
+
+
+def _tiled(plain, m, groups):
+    """AITER's e8m0_shuffle of [m, groups] bytes, flat: 32-row by 8-group tiles, zeros in the
+    padding of the rows up to a multiple of 32."""
+    columns = (groups + 7) // 8 * 8
+    tiled = np.zeros(((m + 255) // 256 * 256) * columns, np.uint8)
+    for r in range(m):
+        for g in range(groups):
+            index = ((r // 32 * columns) * 32 + (g // 8) * 256 + (g % 4) * 64 + (r % 16) * 4 + (g % 8) // 4 * 2
+                     + (r % 32) // 16)
+            tiled[index] = plain[r, g]
+    return tiled
 
 
 @pytest.mark.parametrize("dtype,m,n,mode", [("float32", 3, 4096, 1), ("float16", 5, 62, 0), ("bf16", 4, 96, 2),
@@ -373,13 +401,44 @@ def test_mxfp4_shuffled_scales():
     _, plain = ops.per_1x32_f4_quant(x)
     _, shuffled = ops.per_1x32_f4_quant(x, shuffle=True)
     assert shuffled.shape == (256, 16)
-    flat = shuffled.reshape(-1)
-    expected = np.zeros_like(flat)
-    for r in range(64):  # rows past M up to a multiple of 32 hold zeros
-        for g in range(16):
-            index = (r // 32 * 16) * 32 + (g // 8) * 256 + (g % 4) * 64 + (r % 16) * 4 + (g % 8) // 4 * 2 + (r % 32) // 16
-            expected[index] = plain[r, g] if r < m and g < n // 32 else 0
-    np.testing.assert_array_equal(flat, expected)
+    np.testing.assert_array_equal(shuffled.reshape(-1), _tiled(plain, m, n // 32))
+
+
+@pytest.mark.parametrize("dtype,group,shuffle,m,mode", [("bf16", 32, False, 5, 1), ("float16", 64, False, 3, 0),
+                                                        ("bf16", 128, True, 4, 1), ("float32", 32, True, 37, 2),
+                                                        ("bf16", 64, True, 1, 3)])
+def test_mxfp8_quant(dtype, group, shuffle, m, mode):
+    """MXFP8 (fp8 `out`, e8m0 `scales`: AITER's emit_e8m0_scale path) byte for byte, its
+    shuffled layouts (tiled for groups of 32, transposed for 64 and 128), and dequant back."""
+    n = 512
+    rng = _rng(group, m, mode, 17)
+    x = (rng.normal(0, 1, (m, n)) * np.exp2(rng.integers(-8, 8, (m, n)) / 2)).astype(np.float32)
+    x[0, :group] = 0  # an all-zero group: byte 0, codes 0
+    x[-1, group:2 * group] = 448 * np.exp2(rng.integers(-4, 4))  # amax exactly 448 times a power of two
+    stored, x = _encode(x, dtype)
+    expected_codes, expected_scales = _mxfp8_reference(x, group, mode)
+    groups = n // group
+    codes = np.full((m, n), 0x6B, np.uint8)
+    tiled = shuffle and group == 32
+    scales = np.full((((m + 255) // 256 * 256), (groups + 7) // 8 * 8) if tiled else (m, groups), 0x55, np.uint8)
+    fp8 = wavetile.language.float8_e4m3fn
+    ops.dynamic_per_group_scaled_quant(_fp8_out(codes, fp8), stored, scales, group, shuffle, mode)
+    np.testing.assert_array_equal(codes, expected_codes)
+    if tiled:  # the kernel writes the rows up to a multiple of 32; the rest of the padding is the caller's
+        covered = (m + 31) // 32 * 32 * scales.shape[1]
+        np.testing.assert_array_equal(scales.reshape(-1)[:covered], _tiled(expected_scales, m, groups)[:covered])
+        assert (scales.reshape(-1)[covered:] == 0x55).all()
+    elif shuffle:
+        np.testing.assert_array_equal(scales.reshape(-1), expected_scales.T.reshape(-1))
+    else:
+        np.testing.assert_array_equal(scales, expected_scales)
+        y = ops.dequant(_fp8_out(codes, fp8), scales)
+        expected = host.from_fp8_e4m3fn(codes) * np.repeat(np.exp2(scales.astype(np.float32) - 127), group, axis=1)
+        np.testing.assert_array_equal(y, expected)
+        with pytest.raises(ops.OpError, match="e8m0 'scales' of fp8 input must be"):
+            ops.dequant(_fp8_out(codes, fp8), scales[:, :1])
+    with pytest.raises(ops.OpError, match="MXFP8 quantizes groups of 32, 64 or 128, got group_size 16"):
+        ops.dynamic_per_group_scaled_quant(_fp8_out(codes, fp8), stored, scales, 16, False)
 
 
 def test_dynamic_per_tensor_quant():

@@ -19,8 +19,9 @@ _RUNTIMES = {}
 
 def _bytes_as(t, dtype):
     """A byte tensor (uint8) as (address, `dtype`, shape, strides in elements, read-only),
-    which the library reads as `dtype` (packed fp4, e8m0 scales); other tensors as they are."""
-    if str(t.dtype) not in ("uint8", "torch.uint8"):
+    which the library reads as `dtype` (packed fp4, e8m0 scales); other tensors, and the tuple
+    form, as they are."""
+    if isinstance(t, tuple) or str(t.dtype) not in ("uint8", "torch.uint8"):
         return t
     if hasattr(t, "data_ptr"):
         return (t.data_ptr(), dtype, list(t.shape), list(t.stride()), False)
@@ -151,9 +152,11 @@ def dynamic_per_group_scaled_quant(out, input, scales, group_size=32, shuffle_sc
     gemm_a8w8_blockscale. MXFP4 when `out` is packed fp4 ([M, N/2],
     torch.float4_e2m1fn_x2 or uint8) with group 32: e8m0 `scales` [M, ceil(N/32)], or
     AITER's shuffled layout [roundup(M, 256), roundup(ceil(N/32), 8)] with shuffle_scale;
-    round_mode is AITER's MxScaleRoundMode (0 RoundDown, 1 RoundUp, 2 Even, 3 Ceil).
+    round_mode is AITER's MxScaleRoundMode (0 RoundDown, 1 RoundUp, 2 Even, 3 Ceil). MXFP8
+    when `out` is fp8 and `scales` e8m0 (float8_e8m0fnu or uint8) [M, N / group_size]:
+    shuffled, group 32 takes the MXFP4 layout and 64 or 128 the transposed one.
     num_rows and num_rows_factor as per token (nor are the shuffled scales' padding rows from
-    that count on written; not with shuffled f32 scales)."""
+    that count on written; not with transposed shuffled scales)."""
     runtime, stream = _runtime(out, input, scales, *([] if num_rows is None else [num_rows]))
     q, s = _mx(out, scales)
     _C.quant(runtime, stream, "dynamic_per_group_scaled_quant", q, input, s, group_size, round_mode,
@@ -211,13 +214,17 @@ def dequant(input, scales, dtype=None, out=None):
     """input * scale into `out` (or a new tensor of `dtype`, default float32): fp8/int8
     input with f32 scales [1] (per tensor), [M] / [M, 1] (per token) or [M, N / G] (per
     group); or MXFP4 (packed fp4 [M, N/2] as float4_e2m1fn_x2 or uint8, e8m0 scales
-    [M, ceil(N/32)] as float8_e8m0fnu or uint8)."""
-    packed = str(input.dtype) in ("uint8", "torch.uint8", "torch.float4_e2m1fn_x2")
-    m, n = input.shape[0], input.shape[1] * (2 if packed else 1)
+    [M, ceil(N/32)] as float8_e8m0fnu or uint8); or MXFP8 (fp8 input, e8m0 scales
+    [M, N / G]). `input` may be the extension's tuple form (fp8 codes of a numpy array)."""
+    described = isinstance(input, tuple)  # (address, dtype, shape, strides[, read_only])
+    packed = not described and str(input.dtype) in ("uint8", "torch.uint8", "torch.float4_e2m1fn_x2")
+    shape = input[2] if described else input.shape
+    m, n = shape[0], shape[1] * (2 if packed else 1)
     if out is None:
         out = _empty(input, (m, n), lambda mod: dtype or mod.float32)
     runtime, stream = _runtime(out, input, scales)
-    _C.dequant(runtime, stream, out, *(_mx(input, scales) if packed else (input, scales)))
+    _C.dequant(runtime, stream, out, *_mx(input, scales) if packed else
+               (input, _bytes_as(scales, language.float8_e8m0fnu)))
     return out
 
 

@@ -84,6 +84,24 @@ inline double decodeFp8(uint8_t code, bool fnuz) {
   return negative ? -magnitude : magnitude;
 }
 
+/// The fp8 code of `value` rounded to nearest (ties to the even code), saturating at the
+/// largest finite value; NaN has none (0xFF).
+inline uint8_t encodeFp8(float value, bool fnuz) {
+  int best = -1;
+  double bestDistance = INFINITY;
+  for (int code = 0; code < 256; ++code) {
+    double v = decodeFp8(uint8_t(code), fnuz);
+    if (std::isnan(v) || (!fnuz && v == 0 && bool(code & 0x80) != std::signbit(value)))
+      continue; // e4m3fn zero keeps the value's sign; fnuz has one zero (0x80 is its NaN)
+    double distance = std::abs(v - double(value));
+    if (distance < bestDistance || (distance == bestDistance && !(code & 1) && (best & 1))) {
+      best = code;
+      bestDistance = distance;
+    }
+  }
+  return uint8_t(best);
+}
+
 /// A generator seeded afresh for every run; the seed is printed so a failure can be replayed.
 inline std::mt19937_64 freshGenerator() {
   uint64_t seed = std::random_device{}();

@@ -274,6 +274,11 @@ TEST(NormQuantOp, RefusesBadArguments) {
                                           TensorRef::contiguous(w.data(), DType::f32, {64}), 1e-5f, 0, 32, true,
                                           &error),
           "shuffled scales are MXFP4's (an f4E2M1FN 'out' with group_size 32)");
+  refuses(rmsnorm2d_fwd_with_dynamicquant(*host.runtime, TensorRef::contiguous(q.data(), DType::f8E4M3FN, {3, 64}),
+                                          in, TensorRef::contiguous(q.data(), DType::f8E8M0FNU, {3, 2}),
+                                          TensorRef::contiguous(w.data(), DType::f32, {64}), 1e-5f, 0, 32, false,
+                                          &error),
+          "e8m0 'yscale' goes with MXFP4 (an f4E2M1FN 'out'); MXFP8 is dynamic_per_group_scaled_quant's");
   EXPECT_EQ(host.runtime->loadedModules(), 0u);
 }
 

@@ -24,26 +24,10 @@
 using namespace wavetile;
 using namespace wavetile::ops;
 using wavetile::test::decodeFp8;
+using wavetile::test::encodeFp8;
 using wavetile::test::HostBuffer;
 
 namespace {
-
-/// Round to nearest (ties to the even code), saturating at the largest finite value.
-uint8_t encodeFp8(float value, bool fnuz) {
-  int best = -1;
-  double bestDistance = INFINITY;
-  for (int code = 0; code < 256; ++code) {
-    double v = decodeFp8(uint8_t(code), fnuz);
-    if (std::isnan(v) || (!fnuz && v == 0 && bool(code & 0x80) != std::signbit(value)))
-      continue; // e4m3fn zero keeps the value's sign; fnuz has one zero (0x80 is its NaN)
-    double distance = std::abs(v - double(value));
-    if (distance < bestDistance || (distance == bestDistance && !(code & 1) && (best & 1))) {
-      best = code;
-      bestDistance = distance;
-    }
-  }
-  return uint8_t(best);
-}
 
 struct Case {
   QuantScheme mode;
@@ -510,6 +494,7 @@ TEST(DequantOp, DecodesEveryScheme) {
   struct Scheme {
     DType in, out;
     int64_t m, n, scaleRows, scaleColumns; // scaleColumns 0: a vector [scaleRows]
+    bool e8m0 = false;                     // fp8 codes with e8m0 group scales (MXFP8)
   };
   for (Scheme c : {Scheme{DType::f8E4M3FN, DType::bf16, 5, 300, 5, 1}, Scheme{DType::i8, DType::f32, 3, 256, 3, 2},
                    Scheme{DType::f8E4M3FNUZ, DType::f16, 4, 100, 1, 0}, Scheme{DType::i8, DType::bf16, 6, 40, 6, 0},
@@ -523,9 +508,13 @@ TEST(DequantOp, DecodesEveryScheme) {
                    // decodes one chunk (the last partial); from 512 rows one program loops over
                    // its row's chunks, reusing the staged codes.
                    Scheme{DType::f4E2M1FN, DType::bf16, 2, 16450, 2, 515},
-                   Scheme{DType::f4E2M1FN, DType::bf16, 512, 8258, 512, 259}}) {
+                   Scheme{DType::f4E2M1FN, DType::bf16, 512, 8258, 512, 259},
+                   // MXFP8, groups of 32, 64 and 128.
+                   Scheme{DType::f8E4M3FN, DType::bf16, 5, 4096, 5, 128, true},
+                   Scheme{DType::f8E4M3FNUZ, DType::f32, 3, 320, 3, 5, true},
+                   Scheme{DType::f8E4M3FN, DType::f16, 600, 2048, 600, 16, true}}) {
     SCOPED_TRACE(std::string(dsl::dtypeName(c.in)) + " -> " + dsl::dtypeName(c.out));
-    const bool mx = c.in == DType::f4E2M1FN, fnuz = c.in == DType::f8E4M3FNUZ;
+    const bool mx = c.in == DType::f4E2M1FN, e8m0 = mx || c.e8m0, fnuz = c.in == DType::f8E4M3FNUZ;
     const int64_t columns = mx ? c.n / 2 : c.n;
     std::vector<uint8_t> codes(c.m * columns), scaleBytes(c.scaleRows * std::max<int64_t>(c.scaleColumns, 1));
     std::vector<float> scales(scaleBytes.size());
@@ -542,7 +531,7 @@ TEST(DequantOp, DecodesEveryScheme) {
     out.poison();
     std::vector<int64_t> scaleShape = c.scaleColumns ? std::vector<int64_t>{c.scaleRows, c.scaleColumns}
                                                      : std::vector<int64_t>{c.scaleRows};
-    TensorRef scaleRef = mx ? TensorRef::contiguous(scaleBytes.data(), DType::f8E8M0FNU, scaleShape)
+    TensorRef scaleRef = e8m0 ? TensorRef::contiguous(scaleBytes.data(), DType::f8E8M0FNU, scaleShape)
                             : TensorRef::contiguous(scales.data(), DType::f32, scaleShape);
     ASSERT_TRUE(dequant(*host.runtime, TensorRef::contiguous(out.data(), c.out, {c.m, c.n}),
                         TensorRef::contiguous(codes.data(), c.in, {c.m, columns}), scaleRef, &error))
@@ -558,7 +547,9 @@ TEST(DequantOp, DecodesEveryScheme) {
         } else {
           uint8_t code = codes[r * c.n + col];
           value = c.in == DType::i8 ? double(int8_t(code)) : decodeFp8(code, fnuz);
-          scale = c.scaleColumns > 1 ? scales[r * c.scaleColumns + col / (c.n / c.scaleColumns)]
+          const int64_t group = c.scaleColumns ? r * c.scaleColumns + col / (c.n / c.scaleColumns) : 0;
+          scale = e8m0                 ? std::ldexp(1.0, int(scaleBytes[group]) - 127)
+                  : c.scaleColumns > 1 ? scales[group]
                   : c.scaleRows > 1  ? scales[r]
                                      : scales[0];
         }
@@ -616,6 +607,16 @@ TEST(QuantOp, RefusesBadArguments) {
                                          TensorRef::contiguous(s.data(), DType::f32, {2, 1}), 32, &error,
                                          MxScaleRound::RoundUp, true, {&one}),
           "num_rows is not supported with shuffled (transposed) f32 scales");
+  const TensorRef dequantOut = TensorRef::contiguous(a.data(), DType::f32, {2, 32});
+  refuses(dequant(*runtime, dequantOut, TensorRef::contiguous(q.data(), DType::i8, {2, 32}),
+                  TensorRef::contiguous(q.data(), DType::f8E8M0FNU, {2, 1}), &error),
+          "e8m0 'scales' go with fp8 (MXFP8) or f4E2M1FN (MXFP4) input, not i8");
+  refuses(dequant(*runtime, dequantOut, TensorRef::contiguous(q.data(), DType::f8E4M3FN, {2, 32}),
+                  TensorRef::contiguous(q.data(), DType::f8E8M0FNU, {2, 2}), &error),
+          "e8m0 'scales' of fp8 input must be [M, N / G] with G = 32, 64 or 128, got [2, 2]");
+  refuses(dequant(*runtime, dequantOut, TensorRef::contiguous(q.data(), DType::f8E4M3FN, {2, 32}),
+                  TensorRef::contiguous(q.data(), DType::f16, {2, 1}), &error),
+          "'scales' has dtype f16; expected f32 (or f8E8M0FNU for MXFP8)");
   EXPECT_EQ(runtime->loadedModules(), 0u);
 }
 

@@ -21,8 +21,18 @@
 // with zeros in the padding of the first roundup(M, 32) rows. The byte of a group's amax is
 // computed as AITER does for each MxScaleRound mode; the group is multiplied by the inverse
 // scale (exact) and rounded to e2m1 to nearest even, saturating at ±6, the sign kept (so
-// negative values that round to 0 give code 8; NaN elements give 7 or 15). Byte 0 and 255
-// (a NaN or infinite amax) multiply by 0. N even.
+// negative values that round to 0 give code 8; NaN elements give 7 or 15). Byte 0 divides
+// by 2^-127, as AITER's e8m0_to_f32 decodes it; byte 255 (a NaN or infinite amax) multiplies
+// by 0. N even.
+//
+// MXFP8 (dynamic_per_group_scaled_quant with an fp8 `out` and f8E8M0FNU `scales`; AITER's
+// emit_e8m0_scale path): fp8 codes [M, N] with one e8m0 scale per group of 32, 64 or 128
+// (dividing N), [M, N / group]; shuffled, group 32 takes the e8m0_shuffle layout above and
+// groups of 64 and 128 are transposed as shuffled f32 scales are. The byte follows the same
+// MxScaleRound formulas with the fp8 format's constants (largest value 448 or 240, largest
+// power of two 256 or 128; Even rounds amax at its fourth mantissa bit); the group is
+// multiplied by the inverse scale (exact) and rounded to fp8 to nearest even, saturating.
+// Byte 255 gives NaN codes (x / NaN, as AITER's reference).
 //
 //===----------------------------------------------------------------------===//
 #ifndef WAVETILE_OPS_QUANT_H
@@ -32,7 +42,8 @@
 
 namespace wavetile::ops {
 
-/// How an MXFP4 group's e8m0 scale is rounded (AITER's MxScaleRoundMode, same values):
+/// How an MX group's e8m0 scale is rounded (AITER's MxScaleRoundMode, same values), for MXFP4
+/// (fp8: 448 or 240 for 6, 256 or 128 for 4, amax rounded at 1.0625):
 ///   RoundDown  floor_pow2(amax) / 4 (OCP)       RoundUp  ceil_pow2(amax / 6) (the default)
 ///   Even       round_pow2(amax at 1.75) / 4     Ceil     ceil_pow2(amax) / 4
 enum class MxScaleRound { RoundDown = 0, RoundUp = 1, Even = 2, Ceil = 3 };
@@ -61,7 +72,8 @@ bool static_per_tensor_quant(OpRuntime &rt, const TensorRef &out, const TensorRe
 /// The inverse: `out` [M, N] (f32, f16 or bf16) = input * scale, rounded once. `input` is
 /// fp8 or int8 [M, N] with f32 `scales` of shape [1] (per tensor), [M] or [M, 1] (per
 /// token) or [M, N / G] (per group of G = 32, 64, 128), or MXFP4 (f4E2M1FN [M, N/2] packed,
-/// f8E8M0FNU scales [M, ceil(N/32)]; byte 0 is 2^-127 and 255 NaN, as AITER decodes them).
+/// f8E8M0FNU scales [M, ceil(N/32)]), or MXFP8 (fp8 [M, N], f8E8M0FNU scales [M, N / G]). An
+/// e8m0 byte 0 is 2^-127 and 255 NaN, as AITER decodes them.
 bool dequant(OpRuntime &rt, const TensorRef &out, const TensorRef &input, const TensorRef &scales,
              std::string *error);
 
@@ -70,14 +82,19 @@ enum class QuantScheme { PerToken, PerGroup, Mx, StaticPerTensor, DynamicPerTens
 /// How rows are quantized: what a quantization op or a quantizing norm writes.
 struct RowQuant {
   QuantScheme scheme = QuantScheme::PerToken;
-  DType out = DType::f8E4M3FN; // f8E4M3FN, f8E4M3FNUZ or i8; f4E2M1FN for Mx
-  int64_t group = 0;           // PerGroup: 32, 64 or 128; Mx: 32
+  DType out = DType::f8E4M3FN; // f8E4M3FN, f8E4M3FNUZ or i8; Mx: f4E2M1FN (MXFP4) or fp8 (MXFP8)
+  int64_t group = 0;           // PerGroup and MXFP8: 32, 64 or 128; MXFP4: 32
   MxScaleRound round = MxScaleRound::RoundUp;
-  bool shuffleScales = false; // Mx
+  bool shuffleScales = false; // Mx and PerGroup
   /// A plain divisor's reciprocal is the hardware's estimate refined by one Newton step
   /// (OpRuntime::refinesReciprocalEstimate); otherwise a division.
   bool refinedReciprocal = false;
   std::string key() const;
+  /// MXFP4: e2m1 codes packed two per byte.
+  bool packedFp4() const { return scheme == QuantScheme::Mx && out == DType::f4E2M1FN; }
+  /// Shuffled e8m0 scales of groups of 32: AITER's 32-row by 8-group tiles (other shuffled
+  /// scales are transposed).
+  bool tiledScales() const { return scheme == QuantScheme::Mx && shuffleScales && group == 32; }
 };
 
 struct QuantSpec {
