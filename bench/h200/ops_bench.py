@@ -536,7 +536,7 @@ def torch_mxfp4(x):
     u = (groups.abs().amax(-1) * torch.tensor(1 / 6, dtype=torch.float32)).view(torch.int32)
     e = (u >> 23) & 0xFF
     e = torch.where((e < 255) & ((u & 0x7FFFFF) != 0), e + 1, e)
-    inverse = torch.where((e == 0) | (e == 255), 0, (254 - e) << 23).view(torch.float32)
+    inverse = torch.where(e == 255, 0, (254 - e) << 23).view(torch.float32)  # byte 0: 2^-127
     y = groups * inverse[..., None]
     a = y.abs()
     code = sum((a > t).int() for t in (0.25, 1.25, 2.5, 5.0)) + sum((a >= t).int() for t in (0.75, 1.75, 3.5))
@@ -556,7 +556,7 @@ def _triton_mxfp4(x, out, scales, stride, n, GROUPS: tl.constexpr):
     u = (tl.max(tl.abs(v), axis=1) * 0.16666667163372040).to(tl.int32, bitcast=True)
     e = (u >> 23) & 0xFF
     e = tl.where((e < 255) & ((u & 0x7FFFFF) != 0), e + 1, e)
-    inverse = tl.where((e == 0) | (e == 255), 0.0, ((254 - e) << 23).to(tl.float32, bitcast=True))
+    inverse = tl.where(e == 255, 0.0, ((254 - e) << 23).to(tl.float32, bitcast=True))
     y = v * inverse[:, None]
     a = tl.abs(y)
     code = ((a > 0.25).to(tl.int32) + (a >= 0.75).to(tl.int32) + (a > 1.25).to(tl.int32) + (a >= 1.75).to(tl.int32)
@@ -590,6 +590,62 @@ def bench_mxfp4():
     bench_op("per_1x32_f4_quant (MXFP4)", "N", make, impls, wavetile_mxfp4, torch_mxfp4,
              moved_bytes=lambda m, n: 2 * m * n + m * n // 2 + m * n // 32,
              copy_bytes=lambda m, n: m * n + m * n // 4, exact=True)
+
+
+def torch_mxfp8(x, group=32):
+    """MXFP8 (AITER's per_1x32_f8_scale_f8_quant, RoundUp): e4m3fn codes of x / 2^(byte - 127),
+    the e8m0 byte ceil_pow2(amax * RN(1/448)); byte 255 (a NaN amax) gives NaN codes."""
+    m, n = x.shape
+    groups = x.float().view(m, n // group, group)
+    u = (groups.abs().amax(-1) * torch.tensor(1 / 448, dtype=torch.float32)).view(torch.int32)
+    e = (u >> 23) & 0xFF
+    e = torch.where((e < 255) & ((u & 0x7FFFFF) != 0), e + 1, e)
+    inverse = torch.where(e == 255, 0x7FC00000, (254 - e) << 23).view(torch.float32)
+    return (groups * inverse[..., None]).view(m, n).to(torch.float8_e4m3fn), e.to(torch.uint8)
+
+
+compiled_mxfp8 = torch.compile(torch_mxfp8, dynamic=False)
+
+
+@triton.jit
+def _triton_mxfp8(x, out, scales, stride, n, GROUPS: tl.constexpr, GROUP: tl.constexpr):
+    row = tl.program_id(0)
+    g0 = tl.program_id(1) * GROUPS
+    cols = g0 * GROUP + tl.arange(0, GROUPS)[:, None] * GROUP + tl.arange(0, GROUP)[None, :]
+    v = tl.load(x + row * stride + cols, mask=cols < n, other=0.0).to(tl.float32)
+    u = (tl.max(tl.abs(v), axis=1) * 0.0022321429569274187).to(tl.int32, bitcast=True)  # RN(1/448)
+    e = (u >> 23) & 0xFF
+    e = tl.where((e < 255) & ((u & 0x7FFFFF) != 0), e + 1, e)
+    inverse = tl.where(e == 255, 0x7FC00000, (254 - e) << 23).to(tl.float32, bitcast=True)
+    tl.store(out + row * n + cols, (v * inverse[:, None]).to(tl.float8e4nv), mask=cols < n)
+    gs = g0 + tl.arange(0, GROUPS)
+    tl.store(scales + row * (n // GROUP) + gs, e.to(tl.uint8), mask=gs < n // GROUP)
+
+
+def triton_mxfp8(x, group=32):
+    m, n = x.shape
+    out = torch.empty(m, n, device=x.device, dtype=torch.float8_e4m3fn)
+    scales = torch.empty(m, n // group, device=x.device, dtype=torch.uint8)
+    groups = 2048 // group
+    _triton_mxfp8[(m, triton.cdiv(n // group, groups))](x, out, scales, x.stride(0), n, GROUPS=groups, GROUP=group,
+                                                       num_warps=4)
+    return out, scales
+
+
+def wavetile_mxfp8(x, group=32):
+    m, n = x.shape
+    out = torch.empty(m, n, device=x.device, dtype=torch.float8_e4m3fn)
+    scales = torch.empty(m, n // group, device=x.device, dtype=torch.uint8)
+    ops.dynamic_per_group_scaled_quant(out, x, scales, group, shuffle_scale=False)
+    return out, scales
+
+
+def bench_mxfp8():
+    def make(m, n, g):
+        return (torch.randn(m, n, device="cuda", dtype=torch.bfloat16, generator=g) * 3,)
+    impls = {"wavetile": wavetile_mxfp8, "torch": torch_mxfp8, "compile": compiled_mxfp8, "triton": triton_mxfp8}
+    bench_op("dynamic_per_group_scaled_quant (MXFP8, group 32)", "N", make, impls, wavetile_mxfp8, torch_mxfp8,
+             moved_bytes=lambda m, n: 3 * m * n + m * n // 32, copy_bytes=lambda m, n: 3 * m * n // 2, exact=True)
 
 
 def torch_dequant_mxfp4(q, scales):
@@ -1196,8 +1252,8 @@ def main():
     benches = {"accuracy": f32_accuracy, "rmsnorm": bench_rmsnorm, "layernorm": bench_layernorm,
                "silu": lambda: bench_gated("silu"), "quant_exact": per_token_quant_exactness,
                "quant_rows": num_rows_in_graph, "shuffled_scales": shuffled_group_scales,
-               "quant": bench_per_token_quant, "mxfp4": bench_mxfp4, "dequant_mxfp4": bench_dequant_mxfp4,
-               "dequant_fp8": bench_dequant_fp8,
+               "quant": bench_per_token_quant, "mxfp4": bench_mxfp4, "mxfp8": bench_mxfp8,
+               "dequant_mxfp4": bench_dequant_mxfp4, "dequant_fp8": bench_dequant_fp8,
                "tensor_quant": bench_per_tensor_quant,
                "rmsnorm_quant": bench_rmsnorm_quant, "rmsnorm_mxfp4": bench_rmsnorm_mxfp4, "rope": bench_rope,
                # the rest of issue 5's ops
