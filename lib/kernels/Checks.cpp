@@ -3,7 +3,9 @@
 #include "Checks.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <sstream>
 
 using namespace wavetile;
 using namespace wavetile::ops;
@@ -123,6 +125,14 @@ bool ArgumentChecker::flag(const char *name, int value) const {
   if (value == 0 || value == 1)
     return true;
   return fail(name, "must be 0 or 1, got " + std::to_string(value));
+}
+
+bool ArgumentChecker::nonNegative(const char *name, float value) const {
+  if (value >= 0.f && std::isfinite(value))
+    return true;
+  std::ostringstream text;
+  text << value;
+  return fail(name, "must be finite and >= 0, got " + text.str());
 }
 
 bool ArgumentChecker::written(const char *name, const TensorRef &t) const {

@@ -56,6 +56,8 @@ public:
   bool single(const char *name, const TensorRef &t, DType dtype) const;
   /// 0 or 1.
   bool flag(const char *name, int value) const;
+  /// A finite number >= 0 (a norm's epsilon: a negative or NaN one makes rows NaN silently).
+  bool nonNegative(const char *name, float value) const;
   /// An output, after its shape check: writable, each element at its own address.
   bool written(const char *name, const TensorRef &t) const;
 

@@ -286,6 +286,8 @@ bool launchNorm(OpRuntime &rt, NormSpec spec, const TensorRef &out, const Tensor
                 const TensorRef *residualIn, const TensorRef *residualOut, const TensorRef &weight,
                 const TensorRef *bias, float epsilon, std::string *error, const TensorRef *yscale = nullptr,
                 const TensorRef *xBias = nullptr) {
+  if (!ArgumentChecker(spec.name(), error).nonNegative("epsilon", epsilon))
+    return false;
   int64_t m = input.shape[0];
   if (m == 0)
     return true;

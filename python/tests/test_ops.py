@@ -441,6 +441,34 @@ def test_mxfp8_quant(dtype, group, shuffle, m, mode):
         ops.dynamic_per_group_scaled_quant(_fp8_out(codes, fp8), stored, scales, 16, False)
 
 
+@pytest.mark.parametrize("group,shuffle", [(64, False), (32, True)])
+def test_mxfp8_num_rows(group, shuffle):
+    """MXFP8 with AITER's num_rows: the rows below count * factor as without it, the rest (and,
+    tiled, their padding) untouched."""
+    m, n, count, factor = 9, 256, 2, 2
+    x = _rng(group, 18).normal(0, 3, (m, n)).astype(np.float32)
+    rows, groups = (m + 255) // 256 * 256 if shuffle else m, n // group
+    runs = []
+    for num_rows in (np.array([count], np.int32), None):
+        codes = np.full((m, n), 0x6B, np.uint8)
+        scales = np.full((rows, (groups + 7) // 8 * 8 if shuffle else groups), 0x55, np.uint8)
+        ops.dynamic_per_group_scaled_quant(_fp8_out(codes, wavetile.language.float8_e4m3fn), x, scales, group,
+                                           shuffle, num_rows=num_rows, num_rows_factor=factor)
+        runs.append((codes, scales))
+    (codes, scales), (all_codes, all_scales) = runs
+    quantized = count * factor
+    np.testing.assert_array_equal(codes[:quantized], all_codes[:quantized])
+    assert (codes[quantized:] == 0x6B).all() and (all_codes[quantized:] != 0x6B).any()
+    if shuffle:  # the tiled bytes of the quantized rows (a 32-row tile holds them all here)
+        expected = _tiled(_mxfp8_reference(x, group, 1)[1][:quantized], quantized, groups)
+        written = scales.reshape(-1) != 0x55
+        np.testing.assert_array_equal(scales.reshape(-1)[written], expected[written])
+        assert written.sum() == quantized * groups
+    else:
+        np.testing.assert_array_equal(scales[:quantized], all_scales[:quantized])
+        assert (scales[quantized:] == 0x55).all()
+
+
 def test_dynamic_per_tensor_quant():
     m, n = 700, 33
     x = _rng(3).normal(0, 3, (m, n)).astype(np.float32)

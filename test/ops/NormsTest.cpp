@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 using namespace wavetile;
@@ -189,6 +190,17 @@ TEST_F(RmsNormOp, RefusesBadArguments) {
   refuses(TensorRef{b.data(), DType::bf16, {8, 8}, {8, 1}, /*readOnly=*/true}, x, weight, 0, "'out' is read-only");
   refuses(out, TensorRef{reinterpret_cast<char *>(a.data()) + 1, DType::bf16, {8, 7}, {8, 1}}, weight, 0,
           "'input' starts at an address that is not a multiple of its 2-byte elements");
+  // A negative, NaN or infinite epsilon would make rows NaN (or zero) without a word.
+  for (float eps : {-1e-6f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    std::string e;
+    wavetile::test::expectRefused(rmsnorm2d_fwd(*runtime, out, x, weight, eps, 0, &e), e,
+                                  "rmsnorm2d_fwd: 'epsilon' must be finite and >= 0, got ");
+  }
+  std::vector<uint16_t> sum(64);
+  TensorRef residualOut = TensorRef::contiguous(sum.data(), DType::bf16, {8, 8});
+  wavetile::test::expectRefused(
+      layernorm2d_fwd_with_add(*runtime, out, x, x, residualOut, weight, weight, -0.5f, &error), error,
+      "layernorm2d_fwd_with_add: 'epsilon' must be finite and >= 0, got -0.5");
   EXPECT_EQ(runtime->loadedModules(), 0u); // nothing compiled for refused calls
   // A broadcast input (rows of stride 0) is read, not written: allowed.
   EXPECT_TRUE(rmsnorm2d_fwd(*runtime, out, TensorRef{a.data(), DType::bf16, {8, 8}, {0, 1}}, weight, 1e-5f, 0, &error))
