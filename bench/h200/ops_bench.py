@@ -529,13 +529,26 @@ def bench_gated(act):
 # Quantizing outputs (MXFP4, per tensor, the quantizing RMSNorm) and RoPE.
 
 
+def torch_e8m0_round_up(amax, largest):
+    """AITER's RoundUp e8m0 byte (int32) of f32 group amaxes: ceil_pow2(amax * RN(1/largest))."""
+    u = (amax * torch.tensor(1 / largest, dtype=torch.float32)).view(torch.int32)
+    e = (u >> 23) & 0xFF
+    return torch.where((e < 255) & ((u & 0x7FFFFF) != 0), e + 1, e)
+
+
+@triton.jit
+def _triton_e8m0_round_up(amax, reciprocal):
+    """torch_e8m0_round_up in Triton; `reciprocal` is RN(1/largest)."""
+    u = (amax * reciprocal).to(tl.int32, bitcast=True)
+    e = (u >> 23) & 0xFF
+    return tl.where((e < 255) & ((u & 0x7FFFFF) != 0), e + 1, e)
+
+
 def torch_mxfp4(x):
     """AITER's MXFP4 (RoundUp scales, e2m1 nearest even) in torch ops: packed codes, e8m0."""
     m, n = x.shape
     groups = x.float().view(m, n // 32, 32)
-    u = (groups.abs().amax(-1) * torch.tensor(1 / 6, dtype=torch.float32)).view(torch.int32)
-    e = (u >> 23) & 0xFF
-    e = torch.where((e < 255) & ((u & 0x7FFFFF) != 0), e + 1, e)
+    e = torch_e8m0_round_up(groups.abs().amax(-1), 6)
     inverse = torch.where(e == 255, 0, (254 - e) << 23).view(torch.float32)  # byte 0: 2^-127
     y = groups * inverse[..., None]
     a = y.abs()
@@ -553,9 +566,7 @@ def _triton_mxfp4(x, out, scales, stride, n, GROUPS: tl.constexpr):
     g0 = tl.program_id(1) * GROUPS
     cols = g0 * 32 + tl.arange(0, GROUPS)[:, None] * 32 + tl.arange(0, 32)[None, :]
     v = tl.load(x + row * stride + cols, mask=cols < n, other=0.0).to(tl.float32)
-    u = (tl.max(tl.abs(v), axis=1) * 0.16666667163372040).to(tl.int32, bitcast=True)
-    e = (u >> 23) & 0xFF
-    e = tl.where((e < 255) & ((u & 0x7FFFFF) != 0), e + 1, e)
+    e = _triton_e8m0_round_up(tl.max(tl.abs(v), axis=1), 0.16666667163372040)  # RN(1/6)
     inverse = tl.where(e == 255, 0.0, ((254 - e) << 23).to(tl.float32, bitcast=True))
     y = v * inverse[:, None]
     a = tl.abs(y)
@@ -597,9 +608,7 @@ def torch_mxfp8(x, group=32):
     the e8m0 byte ceil_pow2(amax * RN(1/448)); byte 255 (a NaN amax) gives NaN codes."""
     m, n = x.shape
     groups = x.float().view(m, n // group, group)
-    u = (groups.abs().amax(-1) * torch.tensor(1 / 448, dtype=torch.float32)).view(torch.int32)
-    e = (u >> 23) & 0xFF
-    e = torch.where((e < 255) & ((u & 0x7FFFFF) != 0), e + 1, e)
+    e = torch_e8m0_round_up(groups.abs().amax(-1), 448)
     inverse = torch.where(e == 255, 0x7FC00000, (254 - e) << 23).view(torch.float32)
     return (groups * inverse[..., None]).view(m, n).to(torch.float8_e4m3fn), e.to(torch.uint8)
 
@@ -613,9 +622,7 @@ def _triton_mxfp8(x, out, scales, stride, n, GROUPS: tl.constexpr, GROUP: tl.con
     g0 = tl.program_id(1) * GROUPS
     cols = g0 * GROUP + tl.arange(0, GROUPS)[:, None] * GROUP + tl.arange(0, GROUP)[None, :]
     v = tl.load(x + row * stride + cols, mask=cols < n, other=0.0).to(tl.float32)
-    u = (tl.max(tl.abs(v), axis=1) * 0.0022321429569274187).to(tl.int32, bitcast=True)  # RN(1/448)
-    e = (u >> 23) & 0xFF
-    e = tl.where((e < 255) & ((u & 0x7FFFFF) != 0), e + 1, e)
+    e = _triton_e8m0_round_up(tl.max(tl.abs(v), axis=1), 0.0022321429569274187)  # RN(1/448)
     inverse = tl.where(e == 255, 0x7FC00000, (254 - e) << 23).to(tl.float32, bitcast=True)
     tl.store(out + row * n + cols, (v * inverse[:, None]).to(tl.float8e4nv), mask=cols < n)
     gs = g0 + tl.arange(0, GROUPS)

@@ -23,6 +23,7 @@
 
 #include <bit>
 #include <cmath>
+#include <optional>
 #include <random>
 
 using namespace wavetile;
@@ -251,43 +252,31 @@ TEST(MxQuantOp, RefusesBadArguments) {
   TensorRef in = TensorRef::contiguous(a.data(), DType::f32, {3, 64});
   TensorRef packed = TensorRef::contiguous(q.data(), DType::f4E2M1FN, {3, 32});
   auto refuses = [&](bool ok, const std::string &says) { wavetile::test::expectRefused(ok, error, says); };
-  refuses(dynamic_per_group_scaled_quant(*host.runtime, packed, in,
-                                         TensorRef::contiguous(s.data(), DType::f8E8M0FNU, {3, 2}), 64, &error),
-          "MXFP4 quantizes groups of 32, got group_size 64");
-  refuses(dynamic_per_group_scaled_quant(*host.runtime, packed, in,
-                                         TensorRef::contiguous(s.data(), DType::f32, {3, 2}), 32, &error),
+  // A call with e8m0 scales [3, columns] unless `scales` is given.
+  auto quantize = [&](const TensorRef &out, int64_t columns, int64_t group, bool shuffle = false,
+                      const TensorRef *count = nullptr, std::optional<TensorRef> scales = std::nullopt) {
+    return dynamic_per_group_scaled_quant(
+        *host.runtime, out, in, scales ? *scales : TensorRef::contiguous(s.data(), DType::f8E8M0FNU, {3, columns}),
+        group, &error, MxScaleRound::RoundUp, shuffle, {count});
+  };
+  refuses(quantize(packed, 2, 64), "MXFP4 quantizes groups of 32, got group_size 64");
+  refuses(quantize(packed, 2, 32, false, nullptr, TensorRef::contiguous(s.data(), DType::f32, {3, 2})),
           "'scales' has dtype f32; expected f8E8M0FNU");
-  refuses(dynamic_per_group_scaled_quant(*host.runtime, packed, in,
-                                         TensorRef::contiguous(s.data(), DType::f8E8M0FNU, {3, 2}), 32, &error,
-                                         MxScaleRound::RoundUp, true),
-          "'scales' has shape [3, 2]; expected [256, 8]");
-  refuses(dynamic_per_group_scaled_quant(*host.runtime, TensorRef::contiguous(q.data(), DType::f4E2M1FN, {3, 64}), in,
-                                         TensorRef::contiguous(s.data(), DType::f8E8M0FNU, {3, 2}), 32, &error),
+  refuses(quantize(packed, 2, 32, true), "'scales' has shape [3, 2]; expected [256, 8]");
+  refuses(quantize(TensorRef::contiguous(q.data(), DType::f4E2M1FN, {3, 64}), 2, 32),
           "'out' has shape [3, 64]; expected [3, 32]");
   // MXFP8: fp8 codes with e8m0 scales.
   TensorRef fp8 = TensorRef::contiguous(q.data(), DType::f8E4M3FN, {3, 64});
-  refuses(dynamic_per_group_scaled_quant(*host.runtime, TensorRef::contiguous(q.data(), DType::i8, {3, 64}), in,
-                                         TensorRef::contiguous(s.data(), DType::f8E8M0FNU, {3, 2}), 32, &error),
+  refuses(quantize(TensorRef::contiguous(q.data(), DType::i8, {3, 64}), 2, 32),
           "'out' has dtype i8; e8m0 scales go with f4E2M1FN (MXFP4, packed two per byte) or fp8 (MXFP8) codes");
-  refuses(dynamic_per_group_scaled_quant(*host.runtime, fp8, in,
-                                         TensorRef::contiguous(s.data(), DType::f8E8M0FNU, {3, 1}), 48, &error),
-          "MXFP8 quantizes groups of 32, 64 or 128, got group_size 48");
-  refuses(dynamic_per_group_scaled_quant(*host.runtime, fp8, in,
-                                         TensorRef::contiguous(s.data(), DType::f8E8M0FNU, {3, 1}), 128, &error),
-          "the hidden size 64 is not a multiple of group_size 128");
-  refuses(dynamic_per_group_scaled_quant(*host.runtime, fp8, in,
-                                         TensorRef::contiguous(s.data(), DType::f8E8M0FNU, {3, 1}), 32, &error),
-          "'scales' has shape [3, 1]; expected [3, 2]");
-  refuses(dynamic_per_group_scaled_quant(*host.runtime, fp8, in,
-                                         TensorRef{s.data(), DType::f8E8M0FNU, {3, 1}, {2, 2}}, 64, &error,
-                                         MxScaleRound::RoundUp, true),
+  refuses(quantize(fp8, 1, 48), "MXFP8 quantizes groups of 32, 64 or 128, got group_size 48");
+  refuses(quantize(fp8, 1, 128), "the hidden size 64 is not a multiple of group_size 128");
+  refuses(quantize(fp8, 1, 32), "'scales' has shape [3, 1]; expected [3, 2]");
+  refuses(quantize(fp8, 1, 64, true, nullptr, TensorRef{s.data(), DType::f8E8M0FNU, {3, 1}, {2, 2}}),
           "shuffled e8m0 'scales' must be one contiguous block of M x N/group_size bytes, got strides [2, 2]");
   int32_t count = 1;
   const TensorRef one = TensorRef::contiguous(&count, DType::i32, {1});
-  refuses(dynamic_per_group_scaled_quant(*host.runtime, fp8, in,
-                                         TensorRef::contiguous(s.data(), DType::f8E8M0FNU, {3, 1}), 64, &error,
-                                         MxScaleRound::RoundUp, true, {&one}),
-          "num_rows is not supported with shuffled (transposed) e8m0 scales");
+  refuses(quantize(fp8, 1, 64, true, &one), "num_rows is not supported with shuffled (transposed) e8m0 scales");
   EXPECT_EQ(host.runtime->loadedModules(), 0u);
 }
 
